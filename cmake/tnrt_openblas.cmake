@@ -1,0 +1,18 @@
+# tnrt::openblas: OpenBLAS, linked statically when the static archive is there (Debian's
+# libopenblas-dev ships it), so that binaries built here run on a GPU host that has no OpenBLAS.
+find_path(TNRT_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas x86_64-linux-gnu/openblas-pthread)
+find_library(TNRT_OPENBLAS_STATIC NAMES libopenblas.a)
+find_library(TNRT_OPENBLAS_SHARED NAMES openblas)
+if(NOT TNRT_CBLAS_INCLUDE_DIR OR NOT (TNRT_OPENBLAS_STATIC OR TNRT_OPENBLAS_SHARED))
+  message(FATAL_ERROR "tnrt: OpenBLAS not found; run scripts/setup.sh (apt-get install libopenblas-dev)")
+endif()
+add_library(tnrt::openblas INTERFACE IMPORTED)
+target_include_directories(tnrt::openblas SYSTEM INTERFACE ${TNRT_CBLAS_INCLUDE_DIR})
+if(TNRT_OPENBLAS_STATIC AND NOT TNRT_SANITIZE)
+  find_library(TNRT_GFORTRAN_STATIC NAMES libgfortran.a PATHS /usr/lib/gcc/x86_64-linux-gnu/12)
+  target_link_libraries(tnrt::openblas INTERFACE ${TNRT_OPENBLAS_STATIC} Threads::Threads m)
+  message(STATUS "tnrt: OpenBLAS static: ${TNRT_OPENBLAS_STATIC}")
+else()
+  target_link_libraries(tnrt::openblas INTERFACE ${TNRT_OPENBLAS_SHARED})
+  message(STATUS "tnrt: OpenBLAS shared: ${TNRT_OPENBLAS_SHARED}")
+endif()

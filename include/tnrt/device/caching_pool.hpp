@@ -1,0 +1,70 @@
+#pragma once
+// A caching device memory pool over the seam. Freed blocks stay in the pool (cudaFree would
+// synchronize the whole device); 256-byte alignment; best fit with splitting and coalescing of
+// blocks carved from one driver allocation (see docs/design.md for the policy).
+//
+// Two ways back into the pool:
+//  - deallocate(p, stream): stream-ordered. The block may still be read or written by work already
+//    enqueued on `stream`; it is reused at once only by allocations on the same stream, whose work
+//    stream order places after that use. Another stream takes it only after waiting (GPU-side) on an
+//    event recorded on `stream`.
+//  - deallocate_unowned(p): the caller proves no pending work uses the block (the retirement queue
+//    calls this once the block's event has completed); it is reusable on any stream.
+// Nothing is handed back to the driver while work may still use it: stream-tagged blocks are
+// returned only after their stream is synchronized.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "tnrt/device/runtime.hpp"
+
+namespace tnrt::device {
+
+class retirement_queue;
+
+struct pool_stats {
+  std::size_t bytes_in_use = 0;      // handed out and not yet deallocated
+  std::size_t bytes_cached = 0;      // held from the driver but free in the pool
+  std::size_t high_water = 0;        // the largest bytes_in_use seen
+  std::size_t reserved_high_water = 0;  // the largest bytes_in_use + bytes_cached seen
+  std::uint64_t allocations = 0;     // allocate() calls that succeeded
+  std::uint64_t reuses = 0;          // of those, served from cached blocks
+  std::uint64_t driver_allocations = 0;
+  std::uint64_t driver_frees = 0;
+  std::uint64_t oom_recoveries = 0;  // driver allocation failed, pool drained/released and retried
+};
+
+class caching_pool {
+ public:
+  /// `queue` (optional) is drained (blocking) when the driver refuses an allocation, so that
+  /// retiring blocks can be reused before giving up.
+  explicit caching_pool(device_runtime& runtime, retirement_queue* queue = nullptr);
+  ~caching_pool();  // releases every cached block; blocks still in use are reported, not freed
+  caching_pool(const caching_pool&) = delete;
+  caching_pool& operator=(const caching_pool&) = delete;
+
+  void set_retirement_queue(retirement_queue* queue) noexcept;
+
+  /// At least `bytes` (rounded up to 256), 256-byte aligned, for use on `stream`. bytes == 0 gives a
+  /// valid unique pointer too. On a driver failure: drain the retirement queue, release cached
+  /// blocks, retry once, then throw out_of_memory naming the request, bytes in use and cached.
+  [[nodiscard]] void* allocate(std::size_t bytes, stream_handle stream);
+  /// Stream-ordered free (see above). Unknown pointers throw internal_error.
+  void deallocate(void* ptr, stream_handle stream);
+  /// Free for any stream: the caller guarantees no pending work uses it.
+  void deallocate_unowned(void* ptr);
+  /// The usable size of a live block.
+  [[nodiscard]] std::size_t size_of_block(const void* ptr) const;
+
+  /// Hands every free block whose whole driver allocation is free back to the driver
+  /// (synchronizing the streams of stream-tagged blocks first). Returns bytes released.
+  std::size_t release_cached();
+
+  [[nodiscard]] pool_stats stats() const;
+
+ private:
+  class impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace tnrt::device
