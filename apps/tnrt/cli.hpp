@@ -1,0 +1,82 @@
+#pragma once
+// Private to the `tnrt` tool: the hand-written argument parser, the problem loader shared by
+// `contract` and `inspect`, the subcommands, and small output helpers.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tnrt/network.hpp"
+#include "tnrt/path.hpp"
+
+namespace tnrt::cli {
+
+// Kept in step with project(tnrt VERSION ...) in CMakeLists.txt.
+inline constexpr std::string_view version = "0.1.0";
+
+/// H200 measured device-to-device copy bandwidth, the default divisor of the bandwidth floor.
+inline constexpr double default_bandwidth_gbps = 4250.0;
+
+struct option_spec {
+  std::string_view name;  // without the leading "--"
+  bool takes_value;
+};
+
+/// Options and positionals of one subcommand. Accepts `--name value` and `--name=value`; the last
+/// occurrence of an option wins; `--` ends the options. Unknown options and missing values throw
+/// usage_error, so every command-line mistake leaves with exit code 2.
+class parsed_args {
+ public:
+  parsed_args(std::string command, std::span<char* const> args, std::span<const option_spec> specs);
+
+  [[nodiscard]] const std::string& command() const noexcept { return command_; }
+  [[nodiscard]] const std::vector<std::string>& positionals() const noexcept { return positionals_; }
+  [[nodiscard]] bool has(std::string_view name) const;
+  [[nodiscard]] std::optional<std::string> value(std::string_view name) const;
+  [[nodiscard]] std::string value_or(std::string_view name, std::string_view fallback) const;
+  /// Integer option in [min, max]; throws usage_error naming the option otherwise.
+  [[nodiscard]] std::int64_t int_or(std::string_view name, std::int64_t fallback, std::int64_t min,
+                                    std::int64_t max) const;
+  [[nodiscard]] double double_or(std::string_view name, double fallback) const;
+  /// Byte count with an optional K/M/G (powers of 1024) suffix: "512M", "1G", "4096".
+  [[nodiscard]] std::size_t bytes_or(std::string_view name, std::size_t fallback) const;
+  /// One of `choices`; throws usage_error listing them otherwise.
+  [[nodiscard]] std::string choice_or(std::string_view name, std::string_view fallback,
+                                      std::initializer_list<std::string_view> choices) const;
+
+ private:
+  std::string command_;
+  std::vector<std::string> positionals_;
+  std::map<std::string, std::string, std::less<>> values_;
+};
+
+/// Parse helpers that throw usage_error naming `what` (used for option values and list items).
+std::int64_t parse_int(std::string_view text, std::string_view what);
+double parse_double(std::string_view text, std::string_view what);
+std::vector<std::string> split(std::string_view text, char sep);
+
+/// The options that decide which problem INPUT names (shared by contract and inspect).
+inline constexpr option_spec problem_option_specs[] = {
+    {"dtype", true}, {"bond-dim", true}, {"label-size", true}, {"path", true},
+    {"optimizer", true}, {"shapes", true},
+};
+
+/// Loads INPUT: a tree JSON or einsum JSON file (decided by content), or an einsum expression whose
+/// operand shapes come from --shapes (else every label gets --label-size or --bond-dim). An explicit
+/// --optimizer replaces the file's own tree or path with the built-in optimizer's.
+problem load_problem(const std::string& input, const parsed_args& args);
+
+/// "1.5 GiB"-style text.
+std::string format_bytes(double bytes);
+/// Writes `text` to `path` through a temporary file and a rename, so a failure never leaves a
+/// partial file. Throws io_error.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+int run_contract(std::span<char* const> args);
+int run_inspect(std::span<char* const> args);
+int run_bench(std::span<char* const> args, const char* argv0);
+
+}  // namespace tnrt::cli

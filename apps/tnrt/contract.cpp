@@ -1,0 +1,609 @@
+// `tnrt contract`: load a problem, make or read its inputs, run it on the CPU engine or the GPU with
+// warm-ups and timed repeats, optionally check the GPU result against the CPU engine, then report.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "cli.hpp"
+#include "tnrt/cpu.hpp"
+#include "tnrt/errors.hpp"
+#include "tnrt/npy.hpp"
+#include "tnrt/path.hpp"
+#include "tnrt/tensor.hpp"
+#ifdef TNRT_HAVE_CUDA
+#include "tnrt/cuda/runner.hpp"
+#endif
+
+namespace tnrt::cli {
+
+namespace {
+
+/// 0.5^0.4: with every element of the reference network at this value its exact result is 1.
+constexpr double default_fill = 0.8408964152537145;
+
+constexpr option_spec contract_specs[] = {
+    {"help", false},      {"dtype", true},        {"bond-dim", true},   {"label-size", true},
+    {"path", true},       {"optimizer", true},    {"shapes", true},     {"device", true},
+    {"mode", true},       {"fill", true},         {"random", true},     {"inputs", true},
+    {"out", true},        {"verify", false},      {"warmup", true},     {"repeat", true},
+    {"threads", true},    {"plan-cache", true},   {"workspace", true},  {"retire", true},
+    {"retire-capacity", true}, {"workspace-cap", true}, {"no-graph", false}, {"jit", false},
+    {"autotune", false},  {"json", true},         {"quiet", false},     {"bandwidth", true},
+};
+
+constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
+
+Contracts a tensor network and prints the result and the time.
+INPUT: a tree JSON (TensorNetworkBenchmarks) or einsum JSON file, decided by its content, or an
+einsum expression such as "ab,bc->ac" (with --shapes 2x3,3x4, or extents from --label-size/--bond-dim).
+
+problem:
+  --dtype f32|f64|c64|c128   element type (default f32, or the einsum JSON's dtype)
+  --bond-dim N               extent of every label of a tree JSON or shapeless expression (default 2)
+  --label-size L=N,...       extents of named labels
+  --shapes 2x3,3x4           operand shapes of an expression ("" or - for a scalar operand)
+  --path opt_size|opt_flops  which path of an einsum JSON's "paths" to take
+  --optimizer greedy|exhaustive|auto
+                             find the path with the built-in optimizer (replaces a file's tree/path)
+data (never all zeros):
+  --fill VALUE               every input element = VALUE (default 0.8408964152537145 = 0.5^0.4)
+  --random SEED              uniform in [0.9*fill, 1.1*fill), one stream per input
+  --inputs a.npy,b.npy,...   one .npy per operand (shape and dtype checked)
+  --out FILE.npy             write the result (atomically; only on success)
+execution:
+  --device cpu|cuda|auto     auto (default): cuda when usable here, else cpu
+  --mode eager|compiled|trace  GPU execution mode (trace = compiled; default eager)
+  --warmup N --repeat N      untimed and timed runs (default 3 and 10 on the GPU, 0 and 1 on the CPU)
+  --threads N                CPU engine threads (default: all cores)
+  --verify                   GPU: also run the CPU engine and compare (exit 11 when outside tolerance)
+GPU knobs:
+  --plan-cache N  --workspace shared|per_plan  --retire deferred|barrier  --retire-capacity N
+  --workspace-cap BYTES (K/M/G)  --no-graph  --jit  --autotune
+report:
+  --json FILE                machine-readable report (times, result, verification, counters, versions)
+  --bandwidth GBPS           divisor of the bandwidth floor (default 4250, the H200's copy bandwidth)
+  --quiet                    print only the result value
+)";
+
+// ---- progress on a terminal -------------------------------------------------------------------
+
+/// A one-line progress bar on stderr, only when stderr is a terminal (never in logs or pipes).
+class progress_bar {
+ public:
+  progress_bar() : enabled_(::isatty(STDERR_FILENO) != 0) {}
+  progress_bar(const progress_bar&) = delete;
+  progress_bar& operator=(const progress_bar&) = delete;
+  ~progress_bar() { clear(); }
+
+  void update(const char* phase, std::size_t done, std::size_t total) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    // Redrawing costs a write per step; a few per second is enough for the eye.
+    if (drawn_ && done != total && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    constexpr int width = 30;
+    const int filled = total == 0 ? width : static_cast<int>(static_cast<double>(done) * width / static_cast<double>(total));
+    std::string bar(static_cast<std::size_t>(std::clamp(filled, 0, width)), '#');
+    bar.resize(width, ' ');
+    std::fprintf(stderr, "\r%-8s [%s] %zu/%zu", phase, bar.c_str(), done, total);
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+  void clear() {
+    if (!drawn_) return;
+    std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+    drawn_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+// ---- inputs -----------------------------------------------------------------------------------
+
+struct data_source {
+  std::string kind;  // "fill", "random", "npy"
+  double fill = default_fill;
+  std::uint64_t seed = 0;
+  std::vector<std::string> files;
+};
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i != 0) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+std::vector<host_tensor> make_inputs(const problem& p, const data_source& src) {
+  const std::size_t n = p.net.inputs.size();
+  std::vector<host_tensor> inputs;
+  inputs.reserve(n);
+  if (src.kind == "npy") {
+    if (src.files.size() != n) {
+      throw usage_error("--inputs names " + std::to_string(src.files.size()) + " files but the problem has " +
+                        std::to_string(n) + " operands");
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      host_tensor t = read_npy(src.files[i]);
+      const auto want = p.net.shape_of(p.net.inputs[i]);
+      if (t.shape() != want) {
+        throw io_error("'" + src.files[i] + "' has shape " + shape_text(t.shape()) + " but operand " + std::to_string(i) +
+                       " needs " + shape_text(want));
+      }
+      if (t.type() != p.type) {
+        throw io_error("'" + src.files[i] + "' holds " + std::string(name_of(t.type())) + " but the problem is " +
+                       std::string(name_of(p.type)) + " (set --dtype)");
+      }
+      inputs.push_back(std::move(t));
+    }
+    return inputs;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    host_tensor t(p.type, p.net.shape_of(p.net.inputs[i]));
+    if (src.kind == "random") {
+      fill_random(t, src.seed, i, src.fill * 0.9, src.fill * 1.1);
+    } else {
+      fill_constant(t, src.fill);
+    }
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+// ---- results ----------------------------------------------------------------------------------
+
+struct result_summary {
+  bool scalar = false;
+  std::complex<double> value;  // the scalar (imaginary part 0 for real types)
+  double norm = 0;             // Frobenius norm
+  bool finite = true;
+};
+
+result_summary summarize(const host_tensor& t) {
+  result_summary s;
+  s.scalar = t.rank() == 0;
+  visit_dtype(t.type(), [&](auto zero) {
+    using T = decltype(zero);
+    const T* p = t.as<T>();
+    double sum = 0;
+    for (std::int64_t i = 0; i < t.size(); ++i) {
+      const std::complex<double> x(p[i]);
+      s.finite = s.finite && std::isfinite(x.real()) && std::isfinite(x.imag());
+      sum += std::norm(x);
+    }
+    s.norm = std::sqrt(sum);
+    if (t.size() >= 1) s.value = std::complex<double>(p[0]);
+  });
+  return s;
+}
+
+std::string format_scalar(std::complex<double> v, dtype type) {
+  // %.9g round-trips a float, %.17g a double.
+  const char* real_fmt = is_double(type) ? "%.17g" : "%.9g";
+  const char* complex_fmt = is_double(type) ? "%.17g%+.17gj" : "%.9g%+.9gj";
+  char buf[96];
+  if (is_complex(type)) {
+    std::snprintf(buf, sizeof buf, complex_fmt, v.real(), v.imag());
+  } else {
+    std::snprintf(buf, sizeof buf, real_fmt, v.real());
+  }
+  return buf;
+}
+
+struct verification {
+  std::string status = "not_run";  // "passed", "failed", "not_run"
+  std::string reason;              // why not run
+  double error = 0, tolerance = 0;
+  std::string measure;             // "abs" (scalar) or "rel_norm" (tensor)
+};
+
+/// |got - ref| <= atol + rtol * max(|ref|, 1) for a scalar; ||got - ref|| <= rtol * ||ref|| for a
+/// tensor. Tolerances by precision: single 1e-5/1e-4, double 1e-12/1e-10.
+verification compare(const host_tensor& got, const host_tensor& ref) {
+  verification v;
+  v.status = "failed";
+  if (got.shape() != ref.shape() || got.type() != ref.type()) {
+    v.reason = "result shape/dtype " + shape_text(got.shape()) + " differs from the CPU engine's " + shape_text(ref.shape());
+    v.error = std::numeric_limits<double>::infinity();
+    return v;
+  }
+  const bool dbl = is_double(ref.type());
+  const double atol = dbl ? 1e-12 : 1e-5;
+  const double rtol = dbl ? 1e-10 : 1e-4;
+  double diff2 = 0, ref2 = 0;
+  bool finite = true;
+  visit_dtype(ref.type(), [&](auto zero) {
+    using T = decltype(zero);
+    const T* g = got.as<T>();
+    const T* r = ref.as<T>();
+    for (std::int64_t i = 0; i < ref.size(); ++i) {
+      const std::complex<double> gi(g[i]), ri(r[i]);
+      finite = finite && std::isfinite(gi.real()) && std::isfinite(gi.imag());
+      diff2 += std::norm(gi - ri);
+      ref2 += std::norm(ri);
+    }
+  });
+  if (ref.rank() == 0) {
+    v.measure = "abs";
+    v.error = std::sqrt(diff2);
+    v.tolerance = atol + rtol * std::max(std::sqrt(ref2), 1.0);
+  } else {
+    v.measure = "rel_norm";
+    v.error = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+    v.tolerance = ref2 > 0 ? rtol : atol;
+  }
+  if (finite && v.error <= v.tolerance) v.status = "passed";
+  return v;
+}
+
+struct timing {
+  std::vector<double> times_ms;
+  double median = 0, min = 0, max = 0;
+};
+
+timing summarize_times(std::vector<double> times) {
+  timing t;
+  t.times_ms = times;
+  if (times.empty()) return t;
+  std::sort(times.begin(), times.end());
+  const std::size_t n = times.size();
+  t.median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+  t.min = times.front();
+  t.max = times.back();
+  return t;
+}
+
+// ---- running ----------------------------------------------------------------------------------
+
+struct run_outcome {
+  host_tensor result;
+  std::vector<double> times_ms;
+  std::string device;  // "cpu" / "cuda"
+  std::string mode;    // "eager" / "compiled"
+  nlohmann::json gpu;  // counters and versions (GPU only)
+  std::vector<std::string> gpu_lines;  // counters as printed
+};
+
+run_outcome run_cpu(const problem& p, const std::vector<host_tensor>& inputs, int warmups, int repeats) {
+  run_outcome out;
+  out.device = "cpu";
+  out.mode = "eager";
+  progress_bar bar;
+  const std::string phase_warm = "warmup", phase_run = "contract";
+  for (int i = 0; i < warmups + repeats; ++i) {
+    const bool timed = i >= warmups;
+    const char* phase = timed ? phase_run.c_str() : phase_warm.c_str();
+    const auto progress = [&](std::size_t done, std::size_t total) { bar.update(phase, done, total); };
+    const auto start = std::chrono::steady_clock::now();
+    host_tensor r = cpu::contract(p, inputs, progress);
+    const auto stop = std::chrono::steady_clock::now();
+    if (timed) {
+      out.times_ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+      out.result = std::move(r);
+    }
+  }
+  return out;
+}
+
+#ifdef TNRT_HAVE_CUDA
+cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
+  cuda::options o;
+  o.mode = mode == "eager" ? cuda::exec_mode::eager : cuda::exec_mode::compiled;
+  o.plan_cache_entries = static_cast<std::size_t>(a.int_or("plan-cache", static_cast<std::int64_t>(o.plan_cache_entries), 0, 1 << 24));
+  o.workspace = a.choice_or("workspace", "shared", {"shared", "per_plan"}) == "shared" ? cuda::workspace_mode::shared
+                                                                                        : cuda::workspace_mode::per_plan;
+  o.retire = a.choice_or("retire", "deferred", {"deferred", "barrier"}) == "deferred" ? device::retire_mode::deferred
+                                                                                      : device::retire_mode::barrier;
+  o.retirement_capacity = static_cast<std::size_t>(a.int_or("retire-capacity", static_cast<std::int64_t>(o.retirement_capacity), 1, 1 << 20));
+  o.workspace_cap = a.bytes_or("workspace-cap", o.workspace_cap);
+  o.use_graph = !a.has("no-graph");
+  o.jit = a.has("jit");
+  o.autotune = a.has("autotune");
+  return o;
+}
+
+run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, const cuda::options& opt, int warmups,
+                    int repeats) {
+  progress_bar bar;
+  cuda::run_request req;
+  req.prob = &p;
+  req.inputs = inputs;
+  req.opt = opt;
+  req.warmups = warmups;
+  req.repeats = repeats;
+  req.progress = [&bar](const char* phase, std::size_t done, std::size_t total) { bar.update(phase, done, total); };
+  cuda::run_result r = cuda::run(req);
+  bar.clear();
+
+  run_outcome out;
+  out.device = "cuda";
+  out.mode = opt.mode == cuda::exec_mode::eager ? "eager" : "compiled";
+  out.times_ms = r.times_ms;
+  out.result = std::move(r.result);
+  const auto& s = r.stats;
+  auto& j = out.gpu;
+  j["compile_ms"] = r.compile_ms;
+  j["peak_device_bytes"] = r.peak_device_bytes;
+  j["plan_lower_bound_bytes"] = r.plan_lower_bound_bytes;
+  j["syncs_inside_calls"] = r.syncs_inside_calls;
+  j["options"] = {{"plan_cache_entries", opt.plan_cache_entries},
+                  {"workspace", opt.workspace == cuda::workspace_mode::shared ? "shared" : "per_plan"},
+                  {"retire", opt.retire == device::retire_mode::deferred ? "deferred" : "barrier"},
+                  {"retirement_capacity", opt.retirement_capacity},
+                  {"workspace_cap", opt.workspace_cap},
+                  {"use_graph", opt.use_graph},
+                  {"jit", opt.jit},
+                  {"autotune", opt.autotune}};
+  j["counters"] = {
+      {"plan_cache", {{"entries", s.plan_cache.entries}, {"capacity", s.plan_cache.capacity}, {"hits", s.plan_cache.hits},
+                      {"misses", s.plan_cache.misses}, {"evictions", s.plan_cache.evictions}, {"clears", s.plan_cache.clears},
+                      {"retained_bytes", s.plan_cache.retained_bytes}}},
+      {"workspace", {{"slots", s.workspace.slots}, {"retained_bytes", s.workspace.retained_bytes}, {"grows", s.workspace.grows},
+                     {"temporary_uses", s.workspace.temporary_uses}, {"cap", s.workspace.cap},
+                     {"high_water_request", s.workspace.high_water_request}}},
+      {"retirement", {{"deferred", s.retirement.deferred}, {"immediate", s.retirement.immediate},
+                      {"released", s.retirement.released}, {"barrier_fallbacks", s.retirement.barrier_fallbacks},
+                      {"capacity_waits", s.retirement.capacity_waits}, {"query_errors", s.retirement.query_errors},
+                      {"leaked", s.retirement.leaked}, {"stream_syncs", s.retirement.stream_syncs},
+                      {"event_syncs", s.retirement.event_syncs}, {"in_flight", s.retirement.in_flight},
+                      {"max_in_flight", s.retirement.max_in_flight}}},
+      {"pool", {{"bytes_in_use", s.pool.bytes_in_use}, {"bytes_cached", s.pool.bytes_cached}, {"high_water", s.pool.high_water},
+                {"reserved_high_water", s.pool.reserved_high_water}, {"allocations", s.pool.allocations},
+                {"reuses", s.pool.reuses}, {"driver_allocations", s.pool.driver_allocations},
+                {"driver_frees", s.pool.driver_frees}, {"oom_recoveries", s.pool.oom_recoveries}}},
+      {"syncs", {{"stream_syncs", s.syncs.stream_syncs}, {"device_syncs", s.syncs.device_syncs},
+                 {"event_syncs", s.syncs.event_syncs}}},
+  };
+  j["versions"] = {{"device_name", r.device_name}, {"driver", r.driver_version}, {"cuda", r.cuda_version},
+                   {"cutensor", r.cutensor_version}};
+
+  char line[512];
+  auto add = [&out, &line]() { out.gpu_lines.emplace_back(line); };
+  std::snprintf(line, sizeof line, "device: %s (driver %s, CUDA %s, cuTENSOR %s)", r.device_name.c_str(),
+                r.driver_version.c_str(), r.cuda_version.c_str(), r.cutensor_version.c_str());
+  add();
+  if (opt.mode == cuda::exec_mode::compiled) {
+    std::snprintf(line, sizeof line, "compile: %.3f ms (memory plan lower bound %s)", r.compile_ms,
+                  format_bytes(static_cast<double>(r.plan_lower_bound_bytes)).c_str());
+    add();
+  }
+  std::snprintf(line, sizeof line, "plan cache: %zu/%zu entries, %llu hits, %llu misses, %llu evictions", s.plan_cache.entries,
+                s.plan_cache.capacity, static_cast<unsigned long long>(s.plan_cache.hits),
+                static_cast<unsigned long long>(s.plan_cache.misses), static_cast<unsigned long long>(s.plan_cache.evictions));
+  add();
+  std::snprintf(line, sizeof line, "workspace: %zu slots, %s retained (cap %s), %llu grows, %llu temporary uses",
+                s.workspace.slots, format_bytes(static_cast<double>(s.workspace.retained_bytes)).c_str(),
+                format_bytes(static_cast<double>(s.workspace.cap)).c_str(), static_cast<unsigned long long>(s.workspace.grows),
+                static_cast<unsigned long long>(s.workspace.temporary_uses));
+  add();
+  std::snprintf(line, sizeof line,
+                "retirement: %llu deferred, %llu released, %llu barrier fallbacks, %llu leaked, %llu in flight (max %llu)",
+                static_cast<unsigned long long>(s.retirement.deferred), static_cast<unsigned long long>(s.retirement.released),
+                static_cast<unsigned long long>(s.retirement.barrier_fallbacks),
+                static_cast<unsigned long long>(s.retirement.leaked), static_cast<unsigned long long>(s.retirement.in_flight),
+                static_cast<unsigned long long>(s.retirement.max_in_flight));
+  add();
+  std::snprintf(line, sizeof line, "pool: %s in use, %s cached, high water %s; peak device %s",
+                format_bytes(static_cast<double>(s.pool.bytes_in_use)).c_str(),
+                format_bytes(static_cast<double>(s.pool.bytes_cached)).c_str(),
+                format_bytes(static_cast<double>(s.pool.high_water)).c_str(),
+                format_bytes(static_cast<double>(r.peak_device_bytes)).c_str());
+  add();
+  std::snprintf(line, sizeof line, "syncs: %llu stream, %llu device, %llu event; %llu inside timed calls",
+                static_cast<unsigned long long>(s.syncs.stream_syncs), static_cast<unsigned long long>(s.syncs.device_syncs),
+                static_cast<unsigned long long>(s.syncs.event_syncs), static_cast<unsigned long long>(r.syncs_inside_calls));
+  add();
+  return out;
+}
+#endif
+
+/// "cpu" or "cuda" for --device; throws device_error when cuda is asked for and cannot be had.
+std::string choose_device(const std::string& asked) {
+#ifdef TNRT_HAVE_CUDA
+  if (asked == "cpu") return "cpu";
+  const std::string reason = cuda::unavailable_reason();
+  if (reason.empty()) return "cuda";
+  if (asked == "cuda") throw device_error(reason);
+  return "cpu";
+#else
+  if (asked == "cuda") throw device_error("this tnrt was built without the CUDA backend");
+  return "cpu";
+#endif
+}
+
+}  // namespace
+
+int run_contract(std::span<char* const> argv) {
+  const parsed_args a("contract", argv, contract_specs);
+  if (a.has("help")) {
+    std::fputs(contract_help, stdout);
+    return 0;
+  }
+  if (a.positionals().size() != 1) {
+    throw usage_error(std::string(a.positionals().empty() ? "missing INPUT" : "more than one INPUT") +
+                      " (usage: tnrt contract INPUT [options]; see 'tnrt contract --help')");
+  }
+  const std::string asked_device = a.choice_or("device", "auto", {"cpu", "cuda", "auto"});
+  std::string mode = a.choice_or("mode", "eager", {"eager", "compiled", "trace"});
+  if (mode == "trace") mode = "compiled";
+  const double bandwidth_gbps = a.double_or("bandwidth", default_bandwidth_gbps);
+  if (bandwidth_gbps <= 0) throw usage_error("--bandwidth must be positive");
+  const int threads = static_cast<int>(a.int_or("threads", 0, 1, 4096));
+
+  data_source src;
+  const int data_flags = int{a.has("inputs")} + int{a.has("random")};
+  if (data_flags > 1) throw usage_error("--inputs and --random exclude each other");
+  if (a.has("inputs") && a.has("fill")) throw usage_error("--inputs and --fill exclude each other");
+  src.fill = a.double_or("fill", default_fill);
+  if (a.has("inputs")) {
+    src.kind = "npy";
+    src.files = split(*a.value("inputs"), ',');
+  } else if (a.has("random")) {
+    src.kind = "random";
+    src.seed = static_cast<std::uint64_t>(a.int_or("random", 0, 0, std::numeric_limits<std::int64_t>::max()));
+  } else {
+    src.kind = "fill";
+  }
+  const bool quiet = a.has("quiet");
+  const bool verify = a.has("verify");
+
+  // Everything that can be checked without work is checked before loading: a typo in a GPU knob
+  // should not cost a CPU contraction first.
+#ifdef TNRT_HAVE_CUDA
+  const cuda::options gpu_opt = gpu_options(a, mode);
+#else
+  (void)a.int_or("plan-cache", 0, 0, 1 << 24);
+  (void)a.choice_or("workspace", "shared", {"shared", "per_plan"});
+  (void)a.choice_or("retire", "deferred", {"deferred", "barrier"});
+  (void)a.int_or("retire-capacity", 1, 1, 1 << 20);
+  (void)a.bytes_or("workspace-cap", 0);
+#endif
+  const std::string device_name = choose_device(asked_device);
+  const bool on_gpu = device_name == "cuda";
+  if (!on_gpu && asked_device == "cpu" && mode == "compiled") {
+    throw not_supported("--mode compiled runs on the GPU only; the CPU engine contracts eagerly");
+  }
+  const int warmups = static_cast<int>(a.int_or("warmup", on_gpu ? 3 : 0, 0, 1000000));
+  const int repeats = static_cast<int>(a.int_or("repeat", on_gpu ? 10 : 1, 1, 1000000));
+  if (threads > 0) cpu::set_threads(threads);
+
+  const problem p = load_problem(a.positionals().front(), a);
+  const tree_cost cost = cost_of(p.net, p.tree);
+  const std::vector<host_tensor> inputs = make_inputs(p, src);
+
+  run_outcome run;
+#ifdef TNRT_HAVE_CUDA
+  if (on_gpu) {
+    run = run_gpu(p, inputs, gpu_opt, warmups, repeats);
+  } else {
+    run = run_cpu(p, inputs, warmups, repeats);
+  }
+#else
+  run = run_cpu(p, inputs, warmups, repeats);
+#endif
+  const timing t = summarize_times(run.times_ms);
+  const result_summary res = summarize(run.result);
+
+  verification ver;
+  if (verify && on_gpu) {
+    progress_bar bar;
+    const host_tensor ref = cpu::contract(p, inputs, [&bar](std::size_t d, std::size_t n) { bar.update("verify", d, n); });
+    bar.clear();
+    ver = compare(run.result, ref);
+  } else if (verify) {
+    ver.reason = "the result came from the CPU engine, which is the reference";
+  } else {
+    ver.reason = "--verify not given";
+  }
+
+  const double rw_bytes = cost.rw_bytes(p.type);
+  const double floor_ms = rw_bytes / (bandwidth_gbps * 1e9) * 1e3;
+
+  // ---- stdout
+  const std::string value_text = res.scalar ? format_scalar(res.value, p.type) : std::string{};
+  char norm_text[64];
+  std::snprintf(norm_text, sizeof norm_text, is_double(p.type) ? "%.17g" : "%.9g", res.norm);
+  if (quiet) {
+    if (res.scalar) {
+      std::printf("%s\n", value_text.c_str());
+    } else {
+      std::printf("shape %s norm %s\n", shape_text(run.result.shape()).c_str(), norm_text);
+    }
+  } else {
+    std::printf("problem: %s (%zu inputs, %zu steps, %s)\n", p.source.c_str(), p.net.inputs.size(), cost.steps,
+                std::string(name_of(p.type)).c_str());
+    if (res.scalar) {
+      std::printf("result: %s\n", value_text.c_str());
+    } else {
+      std::printf("result: tensor of shape %s, norm %s%s\n", shape_text(run.result.shape()).c_str(), norm_text,
+                  a.has("out") ? "" : " (use --out FILE.npy to save it)");
+    }
+    std::printf("time: median %.3f ms, min %.3f ms, max %.3f ms over %zu runs (%d warm-ups) on %s, %s\n", t.median,
+                t.min, t.max, t.times_ms.size(), warmups, run.device.c_str(), run.mode.c_str());
+    std::printf("floor: %.3f ms (%s read+written at %g GB/s)\n", floor_ms, format_bytes(rw_bytes).c_str(), bandwidth_gbps);
+    for (const auto& line : run.gpu_lines) std::printf("%s\n", line.c_str());
+    if (ver.status != "not_run") {
+      std::printf("verify: %s (%s error %.3g, tolerance %.3g, against the CPU engine)\n", ver.status.c_str(),
+                  ver.measure.c_str(), ver.error, ver.tolerance);
+    } else if (verify) {
+      std::printf("verify: not run (%s)\n", ver.reason.c_str());
+    }
+  }
+  std::fflush(stdout);
+
+  // ---- machine-readable report: written on verification failure too, so the harness records it.
+  if (const auto json_path = a.value("json")) {
+    nlohmann::json j;
+    j["tool"] = "tnrt";
+    j["version"] = std::string(version);
+    j["problem"] = {{"source", p.source},     {"inputs", p.net.inputs.size()}, {"labels", p.net.label_count()},
+                    {"steps", cost.steps},    {"log2_tc", cost.log2_tc},      {"log2_sc", cost.log2_sc},
+                    {"log2_rwc", cost.log2_rwc}, {"flops", cost.flops},       {"rw_bytes", rw_bytes}};
+    j["dtype"] = std::string(name_of(p.type));
+    j["device"] = run.device;
+    j["mode"] = run.mode;
+    if (src.kind == "npy") {
+      j["data"] = {{"kind", "npy"}, {"files", src.files}};
+    } else if (src.kind == "random") {
+      j["data"] = {{"kind", "random"}, {"seed", src.seed}, {"lo", src.fill * 0.9}, {"hi", src.fill * 1.1}};
+    } else {
+      j["data"] = {{"kind", "fill"}, {"value", src.fill}};
+    }
+    j["warmups"] = warmups;
+    j["repeats"] = repeats;
+    j["times_ms"] = t.times_ms;
+    j["median_ms"] = t.median;
+    j["min_ms"] = t.min;
+    j["max_ms"] = t.max;
+    j["bandwidth_gbps"] = bandwidth_gbps;
+    j["floor_ms"] = floor_ms;
+    nlohmann::json result = {{"shape", run.result.shape()}, {"norm", res.norm}, {"finite", res.finite}};
+    if (res.scalar) {
+      result["scalar"] = is_complex(p.type) ? nlohmann::json{{"re", res.value.real()}, {"im", res.value.imag()}}
+                                            : nlohmann::json(res.value.real());
+      result["text"] = value_text;
+    }
+    j["result"] = result;
+    j["verification"] = {{"status", ver.status}};
+    if (ver.status != "not_run") {
+      j["verification"]["reference"] = "cpu";
+      j["verification"]["measure"] = ver.measure;
+      j["verification"]["error"] = ver.error;
+      j["verification"]["tolerance"] = ver.tolerance;
+    } else {
+      j["verification"]["reason"] = ver.reason;
+    }
+    if (!run.gpu.is_null()) {
+      for (auto it = run.gpu.begin(); it != run.gpu.end(); ++it) j[it.key()] = it.value();
+    }
+    if (threads > 0) j["threads"] = threads;
+    j["versions"]["tnrt"] = std::string(version);
+    j["versions"]["compiler"] = std::string(__VERSION__);
+    write_file_atomically(*json_path, j.dump(2) + "\n");
+  }
+
+  if (ver.status == "failed") {
+    char msg[256];
+    std::snprintf(msg, sizeof msg, "the GPU result differs from the CPU engine's (%s error %.3g > tolerance %.3g)%s",
+                  ver.measure.c_str(), ver.error, ver.tolerance, a.has("out") ? "; --out not written" : "");
+    throw verification_error(msg);
+  }
+  if (const auto out_path = a.value("out")) write_npy(*out_path, run.result);
+  return 0;
+}
+
+}  // namespace tnrt::cli
