@@ -40,6 +40,7 @@ struct retirement_stats {
   std::uint64_t event_syncs = 0;        // synchronize_event calls made by the queue
   std::uint64_t in_flight = 0;          // entries queued now
   std::uint64_t max_in_flight = 0;
+  std::uint64_t capture_overflows = 0;  // retires queued beyond capacity because every queued entry's stream was capturing
   // Identity: released + leaked + in_flight == deferred + immediate.
 };
 
@@ -55,11 +56,12 @@ class retirement_queue {
   retirement_queue& operator=(const retirement_queue&) = delete;
 
   /// `block`'s last use has been enqueued on `stream`. Never throws; never releases the block before
-  /// its use is witnessed complete.
+  /// its use is witnessed complete. A null block is ignored. During capture of `stream` the event is
+  /// recorded but nothing is drained or synchronized (polling would invalidate the capture).
   void retire(void* block, stream_handle stream) noexcept;
   /// Non-blocking drain. Returns the number of blocks released.
   std::size_t drain() noexcept;
-  /// Blocking drain of every entry, oldest first.
+  /// Blocking drain of every entry, oldest first. Entries whose stream is capturing stay queued.
   void drain_all() noexcept;
 
   void set_capacity(std::size_t capacity);  // >= 1; shrinking waits on the oldest entries
