@@ -1,0 +1,59 @@
+// The cost model behind `tnrt inspect`: time (multiply-adds), space (largest tensor) and
+// read-write (elements moved) complexity of a contraction tree.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "tnrt/errors.hpp"
+#include "tnrt/path.hpp"
+
+namespace tnrt {
+namespace {
+
+// Element count of a tensor with these labels, a repeated label (a diagonal) counted at each position
+// since the tensor really stores it that way.
+double elements(const network& net, const std::vector<label_t>& labels) {
+  double n = 1;
+  for (label_t l : labels) n *= static_cast<double>(net.extents.at(static_cast<std::size_t>(l)));
+  return n;
+}
+
+// log2 of a count; a tree with no steps does no work, and 0 reads better than -inf.
+double log2_or_zero(double x) { return x > 0 ? std::log2(x) : 0.0; }
+
+}  // namespace
+
+tree_cost cost_of(const network& net, const contraction_tree& tree) {
+  const std::vector<std::vector<label_t>> ops = operand_labels(net, tree);
+  const std::size_t n = net.inputs.size();
+  tree_cost c;
+  c.steps = tree.steps.size();
+  for (std::size_t i = 0; i < n; ++i) c.max_elements = std::max(c.max_elements, elements(net, ops[i]));
+  std::vector<label_t> all;
+  for (std::size_t k = 0; k < tree.steps.size(); ++k) {
+    const step& s = tree.steps[k];
+    const int defined = static_cast<int>(n + k);
+    if (s.lhs < 0 || s.lhs >= defined || s.rhs >= defined)
+      throw path_error("step " + std::to_string(k) + ": an operand is not defined before this step");
+    const auto& lhs = ops[static_cast<std::size_t>(s.lhs)];
+    all = lhs;
+    double rw = elements(net, lhs) + elements(net, s.out);
+    if (s.rhs >= 0) {
+      const auto& rhs = ops[static_cast<std::size_t>(s.rhs)];
+      all.insert(all.end(), rhs.begin(), rhs.end());
+      rw += elements(net, rhs);
+    }
+    all.insert(all.end(), s.out.begin(), s.out.end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    c.flops += elements(net, all);
+    c.rw_elements += rw;
+    c.max_elements = std::max(c.max_elements, elements(net, s.out));
+  }
+  c.log2_tc = log2_or_zero(c.flops);
+  c.log2_sc = log2_or_zero(c.max_elements);
+  c.log2_rwc = log2_or_zero(c.rw_elements);
+  return c;
+}
+
+}  // namespace tnrt
