@@ -1,0 +1,72 @@
+#pragma once
+// Compiled execution: a whole tree planned once and replayed. Every step's cuTENSOR plan is built up
+// front and held by the program (the plan cache's LRU cannot destroy it); intermediates get fixed
+// offsets in one arena from the static memory plan; one workspace sized for the largest step.
+// run() allocates nothing, looks nothing up and never synchronizes: it launches one CUDA graph
+// (captured once, after every plan exists), or replays the steps on the stream when capture fails.
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda/engine.hpp"
+#include "tnrt/memory_plan.hpp"
+#include "tnrt/network.hpp"
+
+namespace tnrt::cuda {
+
+class compiled_program {
+ public:
+  /// Plans, memory plan, admission (throws out_of_memory naming what is needed and what is free),
+  /// allocations, and the graph capture.
+  compiled_program(engine& eng, const problem& p);
+  ~compiled_program();
+  compiled_program(const compiled_program&) = delete;
+  compiled_program& operator=(const compiled_program&) = delete;
+
+  /// Device buffer of input i (row-major, the shape of net.inputs[i]); write new data here between runs.
+  [[nodiscard]] void* input(std::size_t i) const { return inputs_.at(i); }
+  [[nodiscard]] std::size_t input_bytes(std::size_t i) const { return input_bytes_.at(i); }
+  /// Enqueues one whole contraction on the engine's stream.
+  void run();
+  /// The result (row-major), valid after run() completes on the stream.
+  [[nodiscard]] const void* result() const noexcept { return result_; }
+  [[nodiscard]] std::size_t result_bytes() const noexcept { return result_bytes_; }
+
+  [[nodiscard]] double compile_ms() const noexcept { return compile_ms_; }
+  [[nodiscard]] const memory_plan& plan() const noexcept { return mplan_; }
+  [[nodiscard]] std::size_t workspace_bytes() const noexcept { return workspace_bytes_; }
+  [[nodiscard]] std::size_t device_bytes() const noexcept { return mplan_.arena_bytes + workspace_bytes_ + inputs_total_; }
+  [[nodiscard]] bool uses_graph() const noexcept { return exec_ != nullptr; }
+  [[nodiscard]] const std::string& graph_note() const noexcept { return graph_note_; }
+
+ private:
+  struct op {
+    std::shared_ptr<plan_entry> plan;  // null: a device-to-device copy of `bytes`
+    const void* a = nullptr;
+    const void* b = nullptr;
+    void* d = nullptr;
+    std::size_t bytes = 0;
+  };
+  void enqueue_all();
+
+  engine* eng_;
+  std::vector<op> ops_;
+  memory_plan mplan_;
+  std::vector<void*> inputs_;
+  std::vector<std::size_t> input_bytes_;
+  std::size_t inputs_total_ = 0;
+  void* input_block_ = nullptr;
+  void* arena_ = nullptr;
+  void* workspace_ = nullptr;
+  std::size_t workspace_bytes_ = 0;
+  void* result_ = nullptr;
+  std::size_t result_bytes_ = 0;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  std::string graph_note_;
+  double compile_ms_ = 0;
+};
+
+}  // namespace tnrt::cuda

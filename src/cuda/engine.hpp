@@ -1,0 +1,102 @@
+#pragma once
+// The cuTENSOR engine: one CUDA stream, one cuTENSOR handle, the caching pool, the retirement
+// queue, the shared workspace and the structural plan cache. Lowered steps go in; contractions are
+// enqueued on the stream; nothing on this path waits for the GPU.
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <vector>
+
+#include "core/lru_cache.hpp"
+#include "core/step_lowering.hpp"
+#include "cuda/cuda_runtime.hpp"
+#include "cuda/cutensor_api.hpp"
+#include "tnrt/cuda/runner.hpp"
+#include "tnrt/device/caching_pool.hpp"
+#include "tnrt/device/retirement_queue.hpp"
+#include "tnrt/device/shared_workspace.hpp"
+
+namespace tnrt::cuda {
+
+/// One cuTENSOR operation, planned: descriptors, operation, plan and its exact workspace size.
+/// Destroyed plan first, then the operation, then the descriptors.
+class plan_entry {
+ public:
+  plan_entry(const cutensor_api& api, cutensorHandle_t handle, const lowered_step& s, dtype t, bool jit, bool autotune);
+  ~plan_entry();
+  plan_entry(const plan_entry&) = delete;
+  plan_entry& operator=(const plan_entry&) = delete;
+
+  [[nodiscard]] lowered_kind kind() const noexcept { return kind_; }
+  [[nodiscard]] std::uint64_t workspace_bytes() const noexcept { return workspace_bytes_; }
+  [[nodiscard]] cutensorPlan_t plan() const noexcept { return plan_; }
+  [[nodiscard]] dtype type() const noexcept { return type_; }
+
+  // per_plan workspace mode: the buffer this plan owns, and the stream it was last used on.
+  void* own_workspace = nullptr;
+  cudaStream_t last_stream = nullptr;
+
+ private:
+  const cutensor_api* api_;
+  lowered_kind kind_;
+  dtype type_;
+  cutensorTensorDescriptor_t desc_a_ = nullptr, desc_b_ = nullptr, desc_d_ = nullptr;
+  cutensorOperationDescriptor_t op_ = nullptr;
+  cutensorPlanPreference_t pref_ = nullptr;
+  cutensorPlan_t plan_ = nullptr;
+  std::uint64_t workspace_bytes_ = 0;
+};
+
+class engine {
+ public:
+  explicit engine(const options& opt);
+  ~engine();
+  engine(const engine&) = delete;
+  engine& operator=(const engine&) = delete;
+
+  /// The cached plan for a lowered step (built on a miss).
+  std::shared_ptr<plan_entry> plan(const lowered_step& s, dtype t);
+  /// Enqueues `p` on the stream with explicit workspace (compiled mode, graph capture).
+  void enqueue(const plan_entry& p, const void* a, const void* b, void* d, void* workspace, std::uint64_t workspace_bytes);
+  /// Eager: plan lookup, workspace from the shared scratch (or the plan's own), enqueue.
+  void execute(const lowered_step& s, dtype t, const void* a, const void* b, void* d);
+
+  /// Blocking: the retirement queue drained, the stream synchronized, deferred destroys done.
+  void synchronize();
+  void clear_caches();
+  void set_plan_cache_entries(std::size_t n);
+
+  [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
+  [[nodiscard]] device::stream_handle stream_handle() const noexcept { return stream_; }
+  [[nodiscard]] device::caching_pool& pool() noexcept { return *pool_; }
+  [[nodiscard]] device::retirement_queue& queue() noexcept { return *queue_; }
+  [[nodiscard]] device::shared_workspace& workspace() noexcept { return *workspace_; }
+  [[nodiscard]] cuda_runtime& runtime() noexcept { return *runtime_; }
+  [[nodiscard]] const options& opts() const noexcept { return opt_; }
+  [[nodiscard]] counters stats() const;
+  [[nodiscard]] const cutensor_api& api() const noexcept { return *api_; }
+
+ private:
+  void on_evict(std::shared_ptr<plan_entry>& p);
+  void destroy_graveyard() noexcept;
+
+  options opt_;
+  const cutensor_api* api_;
+  std::unique_ptr<cuda_runtime> runtime_;
+  cudaStream_t stream_ = nullptr;
+  cutensorHandle_t handle_ = nullptr;
+  std::unique_ptr<device::caching_pool> pool_;
+  std::unique_ptr<device::retirement_queue> queue_;
+  std::unique_ptr<device::shared_workspace> workspace_;
+  std::unique_ptr<lru_cache<plan_entry>> cache_;
+  // Evicted plans wait here: cuTENSOR's destroy calls block, so they run at synchronize/clear.
+  std::vector<std::shared_ptr<plan_entry>> graveyard_;
+  std::vector<std::int64_t> key_scratch_;
+};
+
+/// Throws device_error when no CUDA device is usable (with the reason).
+void require_device(int device);
+/// "" or the reason no CUDA device is usable.
+std::string device_unavailable_reason(int device);
+
+}  // namespace tnrt::cuda

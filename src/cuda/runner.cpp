@@ -1,0 +1,131 @@
+#include "tnrt/cuda/runner.hpp"
+
+#include <chrono>
+#include <string>
+
+#include "cuda/compiled.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/eager.hpp"
+#include "cuda/engine.hpp"
+#include "tnrt/errors.hpp"
+
+namespace tnrt::cuda {
+
+std::string unavailable_reason() {
+  if (auto why = device_unavailable_reason(0); !why.empty()) return why;
+  return cutensor_unavailable_reason();
+}
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+void check_inputs(const problem& p, std::span<const host_tensor> inputs) {
+  if (inputs.size() != p.net.inputs.size())
+    throw shape_error("got " + std::to_string(inputs.size()) + " inputs for a network of " + std::to_string(p.net.inputs.size()) + " operands");
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].type() != p.type)
+      throw dtype_error("input " + std::to_string(i) + " is " + std::string(name_of(inputs[i].type())) + " but the problem is " + std::string(name_of(p.type)));
+    if (inputs[i].shape() != p.net.shape_of(p.net.inputs[i]))
+      throw shape_error("input " + std::to_string(i) + " has the wrong shape for labels " + p.net.describe(p.net.inputs[i]));
+  }
+}
+
+std::uint64_t host_syncs(engine& eng) {
+  const auto c = eng.runtime().counts();
+  return c.stream_syncs + c.event_syncs;
+}
+
+void fill_versions(run_result& r, const engine& eng, int device) {
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) r.device_name = prop.name;
+  int v = 0;
+  if (cudaDriverGetVersion(&v) == cudaSuccess) r.driver_version = std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+  if (cudaRuntimeGetVersion(&v) == cudaSuccess) r.cuda_version = std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+  const std::size_t cv = eng.api().version;
+  r.cutensor_version = std::to_string(cv / 10000) + "." + std::to_string((cv / 100) % 100) + "." + std::to_string(cv % 100);
+}
+
+}  // namespace
+
+run_result run(const run_request& req) {
+  if (req.prob == nullptr) throw internal_error("cuda::run: no problem");
+  const problem& p = *req.prob;
+  check_inputs(p, req.inputs);
+  if (auto why = unavailable_reason(); !why.empty()) throw device_error(why);
+  auto progress = [&](const char* phase, std::size_t done, std::size_t total) {
+    if (req.progress) req.progress(phase, done, total);
+  };
+
+  engine eng(req.opt);
+  run_result out;
+  fill_versions(out, eng, req.opt.device);
+  const device::stream_handle stream = eng.stream_handle();
+  const int total_runs = req.warmups + req.repeats;
+
+  auto finish = [&](const void* result, std::size_t bytes) {
+    host_tensor h(p.type, p.net.shape_of(p.net.output));
+    if (h.bytes() != bytes) throw internal_error("result size mismatch");
+    TNRT_CUDA(cudaMemcpyAsync(h.data(), result, bytes, cudaMemcpyDeviceToHost, eng.stream()));
+    TNRT_CUDA(cudaStreamSynchronize(eng.stream()));
+    out.result = std::move(h);
+  };
+
+  if (req.opt.mode == exec_mode::eager) {
+    std::vector<void*> inputs(req.inputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      inputs[i] = eng.pool().allocate(req.inputs[i].bytes(), stream);
+      TNRT_CUDA(cudaMemcpyAsync(inputs[i], req.inputs[i].data(), req.inputs[i].bytes(), cudaMemcpyHostToDevice, eng.stream()));
+      progress("upload", i + 1, inputs.size());
+    }
+    TNRT_CUDA(cudaStreamSynchronize(eng.stream()));
+    device_operand last;
+    for (int r = 0; r < total_runs; ++r) {
+      if (last.ptr != nullptr) eng.pool().deallocate(last.ptr, stream);
+      const std::uint64_t syncs0 = host_syncs(eng);
+      const auto t0 = clock_type::now();
+      last = contract_eager(eng, p, inputs);
+      const std::uint64_t syncs1 = host_syncs(eng);
+      TNRT_CUDA(cudaStreamSynchronize(eng.stream()));
+      const auto t1 = clock_type::now();
+      if (r >= req.warmups) {
+        out.times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        out.syncs_inside_calls += syncs1 - syncs0;
+      }
+      progress(r < req.warmups ? "warmup" : "run", static_cast<std::size_t>(r + 1), static_cast<std::size_t>(total_runs));
+    }
+    const std::size_t result_bytes = static_cast<std::size_t>(element_count(p.net.shape_of(p.net.output))) * size_of(p.type);
+    finish(last.ptr, result_bytes);
+    out.peak_device_bytes = eng.pool().stats().high_water;
+    eng.pool().deallocate(last.ptr, stream);
+    for (void* in : inputs) eng.pool().deallocate(in, stream);
+  } else {
+    progress("compile", 0, 1);
+    compiled_program prog(eng, p);
+    out.compile_ms = prog.compile_ms();
+    out.plan_lower_bound_bytes = prog.plan().lower_bound_bytes;
+    out.peak_device_bytes = prog.device_bytes();
+    progress("compile", 1, 1);
+    for (std::size_t i = 0; i < req.inputs.size(); ++i)
+      TNRT_CUDA(cudaMemcpyAsync(prog.input(i), req.inputs[i].data(), req.inputs[i].bytes(), cudaMemcpyHostToDevice, eng.stream()));
+    TNRT_CUDA(cudaStreamSynchronize(eng.stream()));
+    for (int r = 0; r < total_runs; ++r) {
+      const std::uint64_t syncs0 = host_syncs(eng);
+      const auto t0 = clock_type::now();
+      prog.run();
+      const std::uint64_t syncs1 = host_syncs(eng);
+      TNRT_CUDA(cudaStreamSynchronize(eng.stream()));
+      const auto t1 = clock_type::now();
+      if (r >= req.warmups) {
+        out.times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        out.syncs_inside_calls += syncs1 - syncs0;
+      }
+      progress(r < req.warmups ? "warmup" : "run", static_cast<std::size_t>(r + 1), static_cast<std::size_t>(total_runs));
+    }
+    finish(prog.result(), prog.result_bytes());
+  }
+  out.stats = eng.stats();
+  return out;
+}
+
+}  // namespace tnrt::cuda
