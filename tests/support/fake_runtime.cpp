@@ -213,7 +213,10 @@ status fake_runtime::stream_wait_event(stream_handle stream, event_handle event)
   if (!it->second.recorded) return status::ok;
   const event_state e = it->second;
   auto& s = stream_locked(stream);
-  s.dependencies.push_back({s.enqueued, e.stream, e.tick});
+  // The wait is itself work on `stream` (synchronizing `stream` waits for it, as on the device);
+  // it and everything after it completes only after the awaited work.
+  const std::uint64_t wait_tick = ++s.enqueued;
+  s.dependencies.push_back({wait_tick - 1, e.stream, e.tick});
   auto& through = s.waited_through[e.stream];
   through = std::max(through, e.tick);
   return status::ok;
