@@ -60,7 +60,9 @@ class shared_workspace {
   /// Drains the retirement queue (non-blocking) before allocating. bytes == 0 -> {nullptr, 0}.
   /// A slot's buffer is reused only on the stream it was last used on: asked for from another
   /// stream, the slot gets a new buffer (planned as if empty) and the old one retires on its stream.
-  /// The lease stays valid until the next acquire on the same slot, clear() or set_cap().
+  /// The lease stays valid until the next acquire on the same slot, clear() or set_cap(): the caller
+  /// enqueues the work that uses it before any of those (the backend's enqueue mutex orders them).
+  /// The workspace itself is thread-safe; that ordering is the caller's.
   lease acquire(std::size_t stream_slot, std::size_t bytes, stream_handle stream);
   /// After the work using `l` is enqueued on `stream`: retires a temporary buffer; no-op otherwise.
   void finish(const lease& l, stream_handle stream) noexcept;
