@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Here (no GPU): bundle the built binaries that a GPU host without compilers' dependencies needs
+# (the tnrt tool, the GPU tests, the micro-benchmarks) into .gpu-bin/bin.tar.xz, so that a device
+# `run` call can carry it (carry [".gpu-bin"]). The binaries link OpenBLAS and cudart statically and
+# open cuTENSOR at run time, so they need nothing else there but the driver and libcutensor.so.2.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${TNRT_BUILD_DIR:-build}
+mkdir -p .gpu-bin/stage
+rm -rf .gpu-bin/stage/* .gpu-bin/bin.tar.xz
+cp "$build/tnrt" .gpu-bin/stage/
+for f in "$build"/tests/test_cuda_* "$build"/bench/micro/tnrt_* ; do [[ -x $f ]] && cp "$f" .gpu-bin/stage/; done
+strip .gpu-bin/stage/* 2>/dev/null || true
+tar -C .gpu-bin/stage -cf - . | xz -T2 -9 > .gpu-bin/bin.tar.xz
+rm -rf .gpu-bin/stage
+ls -la .gpu-bin/bin.tar.xz
