@@ -1,7 +1,9 @@
 #pragma once
 // A caching device memory pool over the seam. Freed blocks stay in the pool (cudaFree would
 // synchronize the whole device); 256-byte alignment; best fit with splitting and coalescing of
-// blocks carved from one driver allocation (see docs/design.md for the policy).
+// blocks carved from one driver allocation (see docs/device-layer.md for the policy: 256 B rounding,
+// small requests (< 1 MiB) from shared 2 MiB segments, large ones from their own segment rounded to
+// 2 MiB; cross-stream reuse of a stream-owned block goes through an event wait, never a host block).
 //
 // Two ways back into the pool:
 //  - deallocate(p, stream): stream-ordered. The block may still be read or written by work already
