@@ -1,5 +1,7 @@
 // TensorNetworkBenchmarks tree JSON: labelled inputs, an output and a nested contraction tree.
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -12,35 +14,24 @@ namespace tnrt {
 namespace detail {
 namespace {
 
-// A node's place in the tree as the arg indices from the root. Printed as "tree.args[0].args[1]";
-// deep nodes are shortened so a message stays one readable line.
-std::string node_name(const std::vector<std::size_t>& route) {
-  constexpr std::size_t head = 4, tail = 6;
-  std::string s = "tree";
-  for (std::size_t i = 0; i < route.size(); ++i) {
-    if (route.size() > head + tail + 2 && i == head) {
-      s += ".(" + std::to_string(route.size() - head - tail) + " levels)";
-      i = route.size() - tail - 1;
-      continue;
-    }
-    s += ".args[" + std::to_string(route[i]) + "]";
-  }
-  if (route.size() > head + tail + 2) s += " (depth " + std::to_string(route.size()) + ")";
-  return s;
-}
-
 struct subtree {
-  int id;                      // operand id of its result
+  int id;                       // operand id of its result
   std::vector<label_t> labels;  // labels of that result
-  std::vector<std::size_t> route;
 };
 
 struct frame {
   const json* node;
-  std::vector<std::size_t> route;
+  std::size_t route;           // its entry in tree_reader::routes_
   const json* args = nullptr;  // set once the node is known to be internal
   std::vector<subtree> done;   // results of args[0 .. done.size()-1]
 };
+
+// A node's place in the tree: its parent's entry and its index in the parent's args.
+struct route_entry {
+  std::size_t parent;  // no_parent for the root
+  std::size_t index;
+};
+constexpr std::size_t no_parent = static_cast<std::size_t>(-1);
 
 class tree_reader {
  public:
@@ -59,10 +50,10 @@ class tree_reader {
       if (p_.net.extents[l] <= 0)
         throw shape_error(source_ + ": label '" + p_.net.label_names[l] + "' has extent " + std::to_string(p_.net.extents[l]) +
                           " (extents must be positive; see the bond dimension and label sizes)");
-    used_at_.assign(p_.net.inputs.size(), std::nullopt);
+    used_at_.assign(p_.net.inputs.size(), no_parent);
     const subtree root = read_tree(member(doc, "tree", source_, ""));
     for (std::size_t i = 0; i < used_at_.size(); ++i)
-      if (!used_at_[i])
+      if (used_at_[i] == no_parent)
         throw path_error(source_ + ": input " + std::to_string(i + 1) + " (tensorindex " + std::to_string(i + 1) + ", labels " +
                          p_.net.describe(p_.net.inputs[i]) + ") is never used by the tree");
     finish(root);
@@ -115,21 +106,61 @@ class tree_reader {
     }
   }
 
+  // "tree.args[0].args[1]"; deep nodes are shortened so a message stays one readable line. Built
+  // only for messages: a name costs the node's depth.
+  std::string node_name(std::size_t route) const {
+    std::vector<std::size_t> indices;
+    for (std::size_t r = route; routes_[r].parent != no_parent; r = routes_[r].parent) indices.push_back(routes_[r].index);
+    std::reverse(indices.begin(), indices.end());
+    constexpr std::size_t head = 4, tail = 6;
+    const bool shorten = indices.size() > head + tail + 2;
+    std::string s = "tree";
+    for (std::size_t i = 0; i < indices.size(); ++i) {
+      if (shorten && i == head) {
+        s += ".(" + std::to_string(indices.size() - head - tail) + " levels)";
+        i = indices.size() - tail - 1;
+        continue;
+      }
+      s += ".args[" + std::to_string(indices[i]) + "]";
+    }
+    if (shorten) s += " (depth " + std::to_string(indices.size()) + ")";
+    return s;
+  }
+  std::string at(std::size_t route, const std::string& inside) const { return node_name(route) + inside; }
+
+  // The JSON helpers of formats_json.hpp, with the location named only when something is wrong.
+  const json& node_member(const json& object, const char* key, std::size_t route, const char* inside = "") const {
+    const json* v = find_member(object, key);
+    if (v == nullptr) member(object, key, source_, at(route, inside));  // throws, naming the node
+    return *v;
+  }
+  const json& node_array(const json& v, std::size_t route, const std::string& inside) const {
+    if (!v.is_array()) expect_array(v, source_, at(route, inside));
+    return v;
+  }
+  template <class Where>
+  std::string label_text_lazy(const json& v, Where&& where) const {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)))
+      return std::to_string(v.get<std::int64_t>());
+    return label_text(v, where());
+  }
+
   // Post-order walk with an explicit stack: a degenerate (caterpillar) tree is as deep as it has
   // leaves, too deep for recursion on big networks.
   subtree read_tree(const json& root) {
     std::vector<frame> stack;
-    stack.push_back({&root, {}, nullptr, {}});
+    routes_.push_back({no_parent, 0});
+    stack.push_back({&root, 0, nullptr, {}});
     std::optional<subtree> result;
     while (!stack.empty()) {
       frame& f = stack.back();
       if (f.args == nullptr) {
         const json& node = *f.node;
-        const std::string where = node_name(f.route);
-        if (!node.is_object()) throw_parse(source_, where, "expected a tree node (an object), got " + type_name(node));
+        if (!node.is_object()) throw_parse(source_, node_name(f.route), "expected a tree node (an object), got " + type_name(node));
         bool leaf = node.contains("tensorindex");
         if (const json* is = find_member(node, "isleaf"); is != nullptr) {
-          if (!is->is_boolean()) throw_parse(source_, where + ".isleaf", "expected true or false, got " + type_name(*is));
+          if (!is->is_boolean()) throw_parse(source_, at(f.route, ".isleaf"), "expected true or false, got " + type_name(*is));
           leaf = is->get<bool>();
         }
         if (leaf) {
@@ -138,14 +169,13 @@ class tree_reader {
           deliver(stack, result, std::move(s));
           continue;
         }
-        f.args = &expect_array(member(node, "args", source_, where), source_, where + ".args");
-        if (f.args->empty()) throw path_error(source_ + ": " + where + ": an internal node with no args");
+        f.args = &node_array(node_member(node, "args", f.route), f.route, ".args");
+        if (f.args->empty()) throw path_error(source_ + ": " + node_name(f.route) + ": an internal node with no args");
       }
       if (f.done.size() < f.args->size()) {
-        std::vector<std::size_t> route = f.route;
-        route.push_back(f.done.size());
+        routes_.push_back({f.route, f.done.size()});
         const json* child = &(*f.args)[f.done.size()];
-        stack.push_back({child, std::move(route), nullptr, {}});  // invalidates f
+        stack.push_back({child, routes_.size() - 1, nullptr, {}});  // invalidates f
         continue;
       }
       subtree s = read_internal(*f.node, f.route, f.done);
@@ -163,19 +193,20 @@ class tree_reader {
     }
   }
 
-  subtree read_leaf(const json& node, const std::vector<std::size_t>& route) {
-    const std::string where = node_name(route);
-    const std::int64_t index = expect_integer(member(node, "tensorindex", source_, where), source_, where + ".tensorindex");
+  subtree read_leaf(const json& node, std::size_t route) {
+    const json& index_json = node_member(node, "tensorindex", route);
+    if (!index_json.is_number_integer()) expect_integer(index_json, source_, at(route, ".tensorindex"));  // throws
+    const std::int64_t index = expect_integer(index_json, source_, "");
     const auto n = static_cast<std::int64_t>(p_.net.inputs.size());
     if (index < 1 || index > n)
-      throw path_error(source_ + ": " + where + ": tensorindex " + std::to_string(index) + " is out of range (the file has " +
+      throw path_error(source_ + ": " + node_name(route) + ": tensorindex " + std::to_string(index) + " is out of range (the file has " +
                        std::to_string(n) + " inputs, numbered from 1)");
     auto& used = used_at_[static_cast<std::size_t>(index - 1)];
-    if (used)
-      throw path_error(source_ + ": " + where + ": input " + std::to_string(index) + " (tensorindex " + std::to_string(index) +
-                       ") is used twice: also at " + node_name(*used));
+    if (used != no_parent)
+      throw path_error(source_ + ": " + node_name(route) + ": input " + std::to_string(index) + " (tensorindex " + std::to_string(index) +
+                       ") is used twice: also at " + node_name(used));
     used = route;
-    return {static_cast<int>(index - 1), p_.net.inputs[static_cast<std::size_t>(index - 1)], route};
+    return {static_cast<int>(index - 1), p_.net.inputs[static_cast<std::size_t>(index - 1)]};
   }
 
   std::string texts(const json& labels) const {
@@ -185,22 +216,21 @@ class tree_reader {
     return s + "]";
   }
 
-  // The node's labels for one of its operands, checked against what that operand really holds.
-  subtree read_internal(const json& node, const std::vector<std::size_t>& route, std::vector<subtree>& args) {
-    const std::string where = node_name(route);
-    const json& eins = member(node, "eins", source_, where);
-    const json& ixs = expect_array(member(eins, "ixs", source_, where + ".eins"), source_, where + ".eins.ixs");
-    const json& iy_json = expect_array(member(eins, "iy", source_, where + ".eins"), source_, where + ".eins.iy");
+  // One internal node: its eins checked against what its args really hold, then its steps.
+  subtree read_internal(const json& node, std::size_t route, std::vector<subtree>& args) {
+    const json& eins = node_member(node, "eins", route);
+    const json& ixs = node_array(node_member(eins, "ixs", route, ".eins"), route, ".eins.ixs");
+    const json& iy_json = node_array(node_member(eins, "iy", route, ".eins"), route, ".eins.iy");
+    const auto fail = [&](const std::string& what) { throw path_error(source_ + ": " + node_name(route) + ": " + what); };
     if (ixs.size() != args.size())
-      throw path_error(source_ + ": " + where + ": eins.ixs has " + std::to_string(ixs.size()) + " entries but the node has " +
-                       std::to_string(args.size()) + " args");
+      fail("eins.ixs has " + std::to_string(ixs.size()) + " entries but the node has " + std::to_string(args.size()) + " args");
     for (std::size_t i = 0; i < args.size(); ++i) {
-      const std::string at = where + ".eins.ixs[" + std::to_string(i) + "]";
-      expect_array(ixs[i], source_, at);
+      const auto inside = [&] { return ".eins.ixs[" + std::to_string(i) + "]"; };
+      node_array(ixs[i], route, inside());
       std::vector<label_t> claimed;
       bool known = true;
       for (std::size_t k = 0; k < ixs[i].size(); ++k) {
-        const auto l = find_label(label_text(ixs[i][k], at + "[" + std::to_string(k) + "]"));
+        const auto l = find_label(label_text_lazy(ixs[i][k], [&] { return at(route, inside() + "[" + std::to_string(k) + "]"); }));
         known = known && l.has_value();
         claimed.push_back(l.value_or(-1));
       }
@@ -209,19 +239,18 @@ class tree_reader {
       std::sort(claimed.begin(), claimed.end());
       std::sort(held.begin(), held.end());
       if (!known || claimed != held)
-        throw path_error(source_ + ": " + where + ": eins.ixs[" + std::to_string(i) + "] is " + texts(ixs[i]) + " but args[" +
-                         std::to_string(i) + "] has labels " + p_.net.describe(args[i].labels));
+        fail("eins.ixs[" + std::to_string(i) + "] is " + texts(ixs[i]) + " but args[" + std::to_string(i) + "] has labels " +
+             p_.net.describe(args[i].labels));
     }
     std::vector<label_t> iy;
     for (std::size_t k = 0; k < iy_json.size(); ++k) {
-      const std::string text = label_text(iy_json[k], where + ".eins.iy[" + std::to_string(k) + "]");
+      const std::string text = label_text_lazy(iy_json[k], [&] { return at(route, ".eins.iy[" + std::to_string(k) + "]"); });
       const auto l = find_label(text);
       bool held = false;
       for (std::size_t i = 0; l && i < args.size() && !held; ++i)
         held = std::find(args[i].labels.begin(), args[i].labels.end(), *l) != args[i].labels.end();
-      if (!held) throw path_error(source_ + ": " + where + ": eins.iy label '" + text + "' is in none of the node's args");
-      if (std::find(iy.begin(), iy.end(), *l) != iy.end())
-        throw path_error(source_ + ": " + where + ": eins.iy repeats label '" + text + "'");
+      if (!held) fail("eins.iy label '" + text + "' is in none of the node's args");
+      if (std::find(iy.begin(), iy.end(), *l) != iy.end()) fail("eins.iy repeats label '" + text + "'");
       iy.push_back(*l);
     }
 
@@ -252,7 +281,6 @@ class tree_reader {
       acc.labels = s.out;
       steps.push_back(std::move(s));
     }
-    acc.route = route;
     return acc;
   }
 
@@ -281,7 +309,8 @@ class tree_reader {
   std::string source_;
   problem p_;
   std::map<std::string, label_t> ids_;
-  std::vector<std::optional<std::vector<std::size_t>>> used_at_;  // route of the leaf naming each input
+  std::vector<route_entry> routes_;  // one per tree node visited
+  std::vector<std::size_t> used_at_;  // by input: route of the leaf naming it, or no_parent
 };
 
 }  // namespace
