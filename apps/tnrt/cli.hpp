@@ -11,6 +11,7 @@
 
 #include "tnrt/network.hpp"
 #include "tnrt/path.hpp"
+#include "tnrt/tensor.hpp"
 
 namespace tnrt::cli {
 
@@ -66,8 +67,9 @@ inline constexpr option_spec problem_option_specs[] = {
 
 /// Loads INPUT: a tree JSON or einsum JSON file (decided by content), or an einsum expression whose
 /// operand shapes come from --shapes (else every label gets --label-size or --bond-dim). An explicit
-/// --optimizer replaces the file's own tree or path with the built-in optimizer's.
-problem load_problem(const std::string& input, const parsed_args& args);
+/// --optimizer replaces the file's own tree or path with the built-in optimizer's. `given` (the
+/// --inputs tensors, if any) supplies an expression's shapes and dtype when the options do not.
+problem load_problem(const std::string& input, const parsed_args& args, std::span<const host_tensor> given = {});
 
 /// "1.5 GiB"-style text.
 std::string format_bytes(double bytes);

@@ -26,7 +26,8 @@ namespace tnrt::cli {
 
 namespace {
 
-/// 0.5^0.4: with every element of the reference network at this value its exact result is 1.
+/// 0.5^0.25 = 2^-1/4 (some project notes call it "0.5^0.4"; this value is the one that gives 1):
+/// with every element of the reference network at this value its exact result is 1.
 constexpr double default_fill = 0.8408964152537145;
 
 constexpr option_spec contract_specs[] = {
@@ -54,7 +55,7 @@ problem:
   --optimizer greedy|exhaustive|auto
                              find the path with the built-in optimizer (replaces a file's tree/path)
 data (never all zeros):
-  --fill VALUE               every input element = VALUE (default 0.8408964152537145 = 0.5^0.4)
+  --fill VALUE               every input element = VALUE (default 0.8408964152537145 = 0.5^0.25)
   --random SEED              uniform in [0.9*fill, 1.1*fill), one stream per input
   --inputs a.npy,b.npy,...   one .npy per operand (shape and dtype checked)
   --out FILE.npy             write the result (atomically; only on success)
@@ -128,17 +129,27 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return s + "]";
 }
 
-std::vector<host_tensor> make_inputs(const problem& p, const data_source& src) {
+/// --inputs files, read before the problem is loaded so that an expression can take its shapes
+/// and dtype from them.
+std::vector<host_tensor> read_inputs(const data_source& src) {
+  std::vector<host_tensor> inputs;
+  if (src.kind != "npy") return inputs;
+  for (const auto& f : src.files) inputs.push_back(read_npy(f));
+  return inputs;
+}
+
+/// Checks the --inputs tensors against the problem, or makes the inputs from --fill/--random.
+std::vector<host_tensor> make_inputs(const problem& p, const data_source& src, std::vector<host_tensor> given) {
   const std::size_t n = p.net.inputs.size();
   std::vector<host_tensor> inputs;
   inputs.reserve(n);
   if (src.kind == "npy") {
-    if (src.files.size() != n) {
-      throw usage_error("--inputs names " + std::to_string(src.files.size()) + " files but the problem has " +
+    if (given.size() != n) {
+      throw usage_error("--inputs names " + std::to_string(given.size()) + " files but the problem has " +
                         std::to_string(n) + " operands");
     }
     for (std::size_t i = 0; i < n; ++i) {
-      host_tensor t = read_npy(src.files[i]);
+      host_tensor t = std::move(given[i]);
       const auto want = p.net.shape_of(p.net.inputs[i]);
       if (t.shape() != want) {
         throw io_error("'" + src.files[i] + "' has shape " + shape_text(t.shape()) + " but operand " + std::to_string(i) +
@@ -481,9 +492,10 @@ int run_contract(std::span<char* const> argv) {
   const int repeats = static_cast<int>(a.int_or("repeat", on_gpu ? 10 : 1, 1, 1000000));
   if (threads > 0) cpu::set_threads(threads);
 
-  const problem p = load_problem(a.positionals().front(), a);
+  std::vector<host_tensor> given = read_inputs(src);
+  const problem p = load_problem(a.positionals().front(), a, given);
   const tree_cost cost = cost_of(p.net, p.tree);
-  const std::vector<host_tensor> inputs = make_inputs(p, src);
+  const std::vector<host_tensor> inputs = make_inputs(p, src, std::move(given));
 
   run_outcome run;
 #ifdef TNRT_HAVE_CUDA

@@ -58,10 +58,7 @@ void print_version() {
 }
 
 int dispatch(int argc, char** argv) {
-  if (argc < 2) {
-    std::fputs(main_help, stderr);
-    return static_cast<int>(tnrt::exit_code::usage);
-  }
+  if (argc < 2) throw tnrt::usage_error("missing COMMAND (usage: tnrt contract|inspect|bench ...; see 'tnrt --help')");
   const std::string command = argv[1];
   const std::span<char* const> rest(argv + 2, static_cast<std::size_t>(argc - 2));
   if (command == "--help" || command == "-h" || command == "help") {

@@ -75,7 +75,7 @@ bool looks_like_expression(const std::string& input) {
 
 }  // namespace
 
-problem load_problem(const std::string& input, const parsed_args& args) {
+problem load_problem(const std::string& input, const parsed_args& args, std::span<const host_tensor> given) {
   std::optional<dtype> type;
   if (const auto t = args.value("dtype")) type = parse_dtype(*t);
   const std::int64_t bond_dim = args.int_or("bond-dim", 2, 1, std::numeric_limits<std::int32_t>::max());
@@ -102,11 +102,22 @@ problem load_problem(const std::string& input, const parsed_args& args) {
     if (optimizer) p.tree = tree_from_linear_path(p.net, optimize_path(p.net, *optimizer));
   } else if (looks_like_expression(input)) {
     if (args.has("path")) throw usage_error("--path selects a path stored in an einsum JSON file; use --optimizer for an expression");
-    const auto shapes = args.has("shapes") ? parse_shapes(*args.value("shapes"))
-                                           : shapes_from_labels(input, bond_dim, label_sizes);
+    std::vector<std::vector<std::int64_t>> shapes;
+    if (args.has("shapes")) {
+      shapes = parse_shapes(*args.value("shapes"));
+    } else if (!given.empty()) {
+      const std::size_t operands = shapes_from_labels(input, bond_dim, label_sizes).size();
+      if (operands != given.size()) {
+        throw usage_error("--inputs names " + std::to_string(given.size()) + " files but the expression has " +
+                          std::to_string(operands) + " operands");
+      }
+      for (const auto& t : given) shapes.push_back(t.shape());
+    } else {
+      shapes = shapes_from_labels(input, bond_dim, label_sizes);
+    }
     p.net = parse_expression(input, shapes);
     p.tree = tree_from_linear_path(p.net, optimize_path(p.net, optimizer.value_or(path_optimizer::automatic)));
-    p.type = type.value_or(dtype::f32);
+    p.type = type.value_or(given.empty() ? dtype::f32 : given.front().type());
     p.source = "expression '" + input + "'";
   } else {
     throw io_error("cannot open '" + input + "': no such file (and it is not an einsum expression)");
