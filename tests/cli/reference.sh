@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reference network (TensorNetworkBenchmarks, 550 tensors, every element 0.5^0.25: exact result
+# The reference network (TensorNetworkBenchmarks, 550 tensors, every element 0.5^0.4: exact result
 # 1) contracted through the CLI, in f32 (with the --json report) and f64 on the CPU engine.
 source "$(dirname "$0")/common.bash"
 
