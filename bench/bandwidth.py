@@ -29,6 +29,8 @@ def stats(times_ms: list[float], moved: int) -> dict:
 def with_torch(size: int, warmups: int, repeats: int, device: str) -> dict:
     import torch
     dev = torch.device(device)
+    if dev.index is None:  # set_device() needs an index
+        dev = torch.device("cuda", torch.cuda.current_device())
     torch.cuda.set_device(dev)
     n = size // 4
     src = torch.full((n,), 0.5, dtype=torch.float32, device=dev)

@@ -34,6 +34,7 @@ import common  # noqa: E402
 
 AGREEMENT = 0.05  # the medians of the reps should agree within 5%
 TNRT_EXIT_NOT_SUPPORTED = 10  # apps/tnrt/main.cpp: "10 not supported"
+CUTENSOR_STAGED = "/opt/tnrt-deps/lib"
 
 DEFAULT_TNRT = {
     # What `tnrt contract` (apps/tnrt/contract.cpp) is called with. {placeholders} are filled per
@@ -145,7 +146,7 @@ def git_info() -> dict:
 
 def find_tnrt(explicit: str | None) -> str | None:
     if explicit:
-        return explicit
+        return os.path.abspath(explicit) if os.sep in explicit else (shutil.which(explicit) or explicit)
     cands = [os.path.join(ROOT, "build", "tnrt")]
     for d in sorted(os.listdir(ROOT)):
         if d.startswith("build") and d != "build":
@@ -576,6 +577,86 @@ def agreement_text(rows: list[dict]) -> tuple[str, bool]:
             "; ".join(f"{r['problem']} / {r['variant']} {r['rep_spread'] * 100:.1f}%" for r in bad)), False
 
 
+def write_outputs(doc: dict, out_dir: str, order: list[str], final: bool = False) -> None:
+    """results.json, results.csv, README.md (and, when final, the plots) from doc's records."""
+    rows = aggregate(doc["records"], doc["problems"], doc["bandwidth"], order)
+    doc["rows"] = rows
+    doc["order"] = order
+    doc["agreement_text"], doc["agreement_ok"] = agreement_text(rows)
+    doc["finished_utc"] = utc_now().isoformat(timespec="seconds") if final else None
+    if final:
+        try:
+            sys.path.insert(0, HERE)
+            import report as plotter  # noqa: PLC0415
+            doc["plots"], doc["plots_note"] = plotter.make_plots(doc, out_dir)
+        except Exception as exc:  # plots are a bonus; never lose the results for them
+            doc["plots"], doc["plots_note"] = [], f"plots skipped: {type(exc).__name__}: {exc}"
+    with open(os.path.join(out_dir, "results.json.tmp"), "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1, default=str)
+    os.replace(os.path.join(out_dir, "results.json.tmp"), os.path.join(out_dir, "results.json"))
+    write_csv(os.path.join(out_dir, "results.csv"), rows)
+    write_readme(os.path.join(out_dir, "README.md"), doc, rows)
+
+
+def print_summary(doc: dict, out_dir: str) -> None:
+    rows = doc["rows"]
+    written = ["results.json", "results.csv", "README.md"] + [os.path.basename(x) for x in doc.get("plots") or []]
+    sys.stderr.write(f"\nharness: wrote {out_dir}/ ({', '.join(written)})\n")
+    if doc.get("plots_note"):
+        sys.stderr.write(f"harness: {doc['plots_note']}\n")
+    width = max((len(r["variant"]) for r in rows), default=8)
+    for p in doc["problems"]:
+        sys.stderr.write(f"\n{p['name']}:\n")
+        for r in [r for r in rows if r["problem"] == p["name"]]:
+            sys.stderr.write(f"  {r['variant']:<{width}}  {fmt(r['median_ms']):>9} ms  x{fmt(r['x_floor'])} floor"
+                             f"  {verdict(r)}\n")
+    sys.stderr.write(f"\ncheck: rep medians within {AGREEMENT * 100:.0f}%: {doc['agreement_text']}\n")
+
+
+def merge(dirs: list[str], out_dir: str, command: str) -> int:
+    """Combines harness folders (e.g. parts of one suite run as separate commands on the same GPU)
+    into one: records are pooled per problem and variant (each part's reps count as reps), the
+    floor uses the median of the parts' bandwidths. Raw files stay in the parts' folders."""
+    docs = []
+    for d in dirs:
+        with open(os.path.join(d, "results.json"), encoding="utf-8") as f:
+            docs.append(json.load(f))
+    names = {(x.get("environment") or {}).get("gpu", {}).get("name") for x in docs}
+    if len(names) > 1:
+        sys.stderr.write(f"harness: warning: merging runs from different GPUs: {sorted(map(str, names))}\n")
+    first = docs[0]
+    problems, seen, order, records, bws = [], set(), [], [], []
+    for d, x in zip(dirs, docs):
+        for p in x["problems"]:
+            if p["name"] not in seen:
+                seen.add(p["name"])
+                problems.append(p)
+        for name in x.get("order") or [r["variant"] for r in x["rows"]]:
+            if name not in order:
+                order.append(name)
+        for r in x["records"]:
+            records.append(dict(r, part=d))
+        if (x.get("bandwidth") or {}).get("status") == "ok":
+            bws.append(x["bandwidth"])
+    bandwidth = None
+    if bws:
+        per_s = statistics.median(b["bandwidth_bytes_per_s"] for b in bws)
+        bandwidth = dict(bws[0], bandwidth_bytes_per_s=per_s, bandwidth_GBps=per_s / 1e9,
+                         parts=[b.get("bandwidth_GBps") for b in bws],
+                         method=f"median over {len(bws)} parts of: {bws[0].get('method')}")
+    versions = {}
+    for x in docs:
+        for k, v in (x.get("versions") or {}).items():
+            versions.setdefault(k, v)
+    doc = dict(first, problems=problems, records=records, bandwidth=bandwidth, versions=versions,
+               command=command + "  # merging: " + " ; ".join(x.get("command", "?") for x in docs),
+               parts=dirs, reps=max(x.get("reps", 1) for x in docs))
+    os.makedirs(out_dir, exist_ok=True)
+    write_outputs(doc, out_dir, order, final=True)
+    print_summary(doc, out_dir)
+    return 0
+
+
 # --------------------------------------------------------------------------------------------------
 # progress bar
 # --------------------------------------------------------------------------------------------------
@@ -605,7 +686,9 @@ class Progress:
 # --------------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("suite", help="suite JSON, e.g. bench/suites/reference.json")
+    ap.add_argument("suite", nargs="?", help="suite JSON, e.g. bench/suites/reference.json")
+    ap.add_argument("--merge", nargs="+", metavar="DIR", help="combine earlier output folders into --out "
+                    "(no suite, no GPU): their reps are pooled, the floor uses their bandwidths' median")
     ap.add_argument("--out", help="output folder (default bench/results/<UTC date>-<gpu>)")
     ap.add_argument("--tnrt", help="the tnrt binary (default: build*/tnrt, then PATH)")
     ap.add_argument("--reps", type=int, default=3, help="repetitions of the whole suite (3)")
@@ -626,6 +709,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     started = utc_now()
+    if args.merge:
+        if not args.out:
+            ap.error("--merge needs --out")
+        return merge(args.merge, args.out, shlex.join(["python3", "bench/harness.py"] + list(argv or sys.argv[1:])))
+    if not args.suite:
+        ap.error("a suite is needed (or --merge DIR...)")
     if argv is None:
         command = shlex.join(["python3", os.path.relpath(os.path.abspath(sys.argv[0]), os.getcwd())] + sys.argv[1:])
     else:
@@ -727,22 +816,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("harness: no tnrt binary found (build it, or pass --tnrt); its variants will fail\n")
 
     def write_all(final: bool = False) -> None:
-        rows = aggregate(doc["records"], problems, doc["bandwidth"], order)
-        doc["rows"] = rows
-        doc["agreement_text"], doc["agreement_ok"] = agreement_text(rows)
-        doc["finished_utc"] = utc_now().isoformat(timespec="seconds") if final else None
-        if final:
-            try:
-                sys.path.insert(0, HERE)
-                import report as plotter  # noqa: PLC0415
-                doc["plots"], doc["plots_note"] = plotter.make_plots(doc, out_dir)
-            except Exception as exc:  # plots are a bonus; never lose the results for them
-                doc["plots"], doc["plots_note"] = [], f"plots skipped: {type(exc).__name__}: {exc}"
-        with open(os.path.join(out_dir, "results.json.tmp"), "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1, default=str)
-        os.replace(os.path.join(out_dir, "results.json.tmp"), os.path.join(out_dir, "results.json"))
-        write_csv(os.path.join(out_dir, "results.csv"), rows)
-        write_readme(os.path.join(out_dir, "README.md"), doc, rows)
+        write_outputs(doc, out_dir, order, final)
 
     t_start = time.monotonic()
     # bandwidth, once, before everything else
@@ -795,6 +869,8 @@ def main(argv: list[str] | None = None) -> int:
         base["command"] = shlex.join(cmd)
         bar.show(name)
         env = dict(os.environ)
+        if kind == "tnrt" and os.path.isdir(CUTENSOR_STAGED):  # where ../shared/gpu-host/unpack.sh puts cuTENSOR
+            env["LD_LIBRARY_PATH"] = CUTENSOR_STAGED + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
         env.update({str(k): str(val) for k, val in (v.get("env") or {}).items()})
         if kind == "tnrt" and not tnrt:
             res = {"spawn_error": "no tnrt binary (pass --tnrt)"}
@@ -824,18 +900,7 @@ def main(argv: list[str] | None = None) -> int:
 
     doc["environment"]["gpu_after"] = gpu_info() if device != "cpu" else {}
     write_all(final=True)
-    rows = doc["rows"]
-    written = ["results.json", "results.csv", "README.md"] + [os.path.basename(x) for x in doc.get("plots") or []]
-    sys.stderr.write(f"\nharness: wrote {out_dir}/ ({', '.join(written)})\n")
-    if doc.get("plots_note"):
-        sys.stderr.write(f"harness: {doc['plots_note']}\n")
-    width = max((len(r["variant"]) for r in rows), default=8)
-    for p in problems:
-        sys.stderr.write(f"\n{p['name']}:\n")
-        for r in [r for r in rows if r["problem"] == p["name"]]:
-            sys.stderr.write(f"  {r['variant']:<{width}}  {fmt(r['median_ms']):>9} ms  x{fmt(r['x_floor'])} floor"
-                             f"  {verdict(r)}\n")
-    sys.stderr.write(f"\ncheck: rep medians within {AGREEMENT * 100:.0f}%: {doc['agreement_text']}\n")
+    print_summary(doc, out_dir)
     failed = [r for r in doc["records"] if r.get("status") not in ("ok", "not_supported")]
     bad_ver = [r for r in doc["records"] if r.get("verified") is False]
     return 1 if bad_ver else (3 if failed else 0)

@@ -52,8 +52,12 @@ def make_plots(doc: dict, out_dir: str) -> tuple[list[str], str]:
         fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * len(names) + 2), 4.5))
         ax.bar(range(len(names)), med, yerr=[lo, hi], color=colors, capsize=3)
         for i, r in enumerate(prow):
+            label = f"{med[i]:.3g}" + (f"\n×{r['x_floor']:.1f}" if r.get("x_floor") else "")
             if r.get("verified") is False:
-                ax.annotate("FAIL", (i, med[i]), ha="center", va="bottom", color="red", fontsize=8)
+                label += "\nFAIL"
+            ax.annotate(label, (i, med[i]), ha="center", va="bottom", fontsize=7,
+                        color="red" if r.get("verified") is False else "black",
+                        xytext=(0, 2), textcoords="offset points")
         floor = prow[0].get("floor_ms")
         if floor:
             ax.axhline(floor, color="black", linestyle="--", linewidth=1)

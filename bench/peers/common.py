@@ -668,6 +668,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     import numpy as np
     report = base_report("numpy", args, problem)
+    report["device"] = "cpu"  # whatever the harness passes: NumPy runs on the host
     report["mode"] = "eager"
     report["versions"]["numpy"] = np.__version__
     try:

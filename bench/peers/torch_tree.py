@@ -66,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(torch, args, problem: common.Problem, report: dict, mode: str) -> int:
     device = torch.device(args.device)
+    if device.type == "cuda" and device.index is None:  # set_device() needs an index
+        device = torch.device("cuda", torch.cuda.current_device() if torch.cuda.is_available() else 0)
     dtype_name = common.canonical_dtype(args.dtype)
     tdtype = getattr(torch, TORCH_DTYPE[dtype_name])
     if device.type == "cuda":
