@@ -427,6 +427,49 @@ def schedule(problem: Problem) -> list[tuple[int, int, int, list[int], list[int]
             for i, (s, (a, b, o)) in enumerate(zip(problem.steps, local_sublists(problem)))]
 
 
+def fuse_modes(la: list[int], lb: list[int] | None, lo: list[int], ext: dict[int, int]):
+    """Merges runs of labels that sit next to each other, in the same order, in every operand of the
+    step that holds them (and play the same part: batch, free or contracted) into one label of the
+    product extent: a view for row-major operands, the same contraction with fewer modes.
+    Returns (la', lb', lo', shape_a, shape_b, shape_o) with labels renumbered 0..k-1."""
+    seqs = [la, lo] + ([lb] if lb is not None else [])
+    sig = {l: tuple(l in s for s in seqs) for s in seqs for l in s}
+    nxt = []
+    for s in seqs:
+        nxt.append({s[i]: (s[i + 1] if i + 1 < len(s) else None) for i in range(len(s))})
+    if any(len(set(s)) != len(s) for s in seqs):  # repeated labels (diagonals): leave alone
+        return None
+
+    def linked(x, y) -> bool:
+        return sig[x] == sig[y] and all(n.get(x, y) == y for n in nxt if x in n)
+
+    merged_into: dict[int, int] = {}
+    for s in seqs:
+        for i in range(1, len(s)):
+            x, y = s[i - 1], s[i]
+            if y not in merged_into and linked(x, y):
+                merged_into[y] = merged_into.get(x, x)
+    heads: dict[int, int] = {}
+    size: dict[int, int] = {}
+    for s in seqs:
+        for l in s:
+            h = merged_into.get(l, l)
+            if h not in heads:
+                heads[h] = len(heads)
+    for l in sig:
+        h = merged_into.get(l, l)
+        size[h] = size.get(h, 1) * ext[l]
+
+    def fused(s):
+        return [heads[l] for l in s if l not in merged_into]
+
+    def shape(s):
+        return tuple(size[l] for l in s if l not in merged_into)
+
+    return (fused(la), fused(lb) if lb is not None else None, fused(lo),
+            shape(la), shape(lb) if lb is not None else None, shape(lo))
+
+
 def run_tree(problem: Problem, inputs: list, einsum2, einsum1=None, keep_inputs: bool = True):
     """Runs the steps with `einsum2(a, la, b, lb, lo)` / `einsum1(a, la, lo)`; frees each operand
     once consumed (inputs stay alive when keep_inputs, as they are reused across runs)."""
