@@ -1,3 +1,4 @@
+#include <unistd.h>
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -6,7 +7,6 @@
 #include <fstream>
 #include <limits>
 #include <system_error>
-#include <unistd.h>
 
 #include "cli.hpp"
 #include "tnrt/errors.hpp"
@@ -46,7 +46,8 @@ parsed_args::parsed_args(std::string command, std::span<char* const> args, std::
     }
     const auto spec = std::find_if(specs.begin(), specs.end(), [&](const option_spec& s) { return s.name == name; });
     if (spec == specs.end()) {
-      throw usage_error("unknown option '--" + std::string(name) + "' for 'tnrt " + command_ + "'" + see_help(command_));
+      throw usage_error("unknown option '--" + std::string(name) + "' for 'tnrt " + command_ + "'" +
+                        see_help(command_));
     }
     if (!spec->takes_value) {
       if (inline_value) throw usage_error("option '--" + std::string(name) + "' takes no value" + see_help(command_));
@@ -75,7 +76,8 @@ std::string parsed_args::value_or(std::string_view name, std::string_view fallba
   return value(name).value_or(std::string(fallback));
 }
 
-std::int64_t parsed_args::int_or(std::string_view name, std::int64_t fallback, std::int64_t min, std::int64_t max) const {
+std::int64_t parsed_args::int_or(std::string_view name, std::int64_t fallback, std::int64_t min,
+                                 std::int64_t max) const {
   const auto v = value(name);
   if (!v) return fallback;
   const std::int64_t n = parse_int(*v, "--" + std::string(name));
@@ -98,10 +100,20 @@ std::size_t parsed_args::bytes_or(std::string_view name, std::size_t fallback) c
   unsigned shift = 0;
   if (!text.empty()) {
     switch (text.back()) {
-      case 'k': case 'K': shift = 10; break;
-      case 'm': case 'M': shift = 20; break;
-      case 'g': case 'G': shift = 30; break;
-      default: break;
+      case 'k':
+      case 'K':
+        shift = 10;
+        break;
+      case 'm':
+      case 'M':
+        shift = 20;
+        break;
+      case 'g':
+      case 'G':
+        shift = 30;
+        break;
+      default:
+        break;
     }
     if (shift != 0) text.remove_suffix(1);
   }

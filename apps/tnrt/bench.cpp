@@ -1,5 +1,6 @@
 // `tnrt bench`: hands over to the benchmark harness (bench/harness.py), which runs suites and peers
 // and reads `tnrt contract --json` reports.
+#include <unistd.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -7,7 +8,6 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
-#include <unistd.h>
 #include <vector>
 
 #include "cli.hpp"

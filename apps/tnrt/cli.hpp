@@ -61,8 +61,7 @@ std::vector<std::string> split(std::string_view text, char sep);
 
 /// The options that decide which problem INPUT names (shared by contract and inspect).
 inline constexpr option_spec problem_option_specs[] = {
-    {"dtype", true}, {"bond-dim", true}, {"label-size", true}, {"path", true},
-    {"optimizer", true}, {"shapes", true},
+    {"dtype", true}, {"bond-dim", true}, {"label-size", true}, {"path", true}, {"optimizer", true}, {"shapes", true},
 };
 
 /// Loads INPUT: a tree JSON or einsum JSON file (decided by content), or an einsum expression whose

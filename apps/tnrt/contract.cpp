@@ -1,5 +1,6 @@
 // `tnrt contract`: load a problem, make or read its inputs, run it on the CPU engine or the GPU with
 // warm-ups and timed repeats, optionally check the GPU result against the CPU engine, then report.
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,7 +10,6 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "cli.hpp"
@@ -32,13 +32,16 @@ namespace {
 constexpr double default_fill = 0.757858283255199;
 
 constexpr option_spec contract_specs[] = {
-    {"help", false},      {"dtype", true},        {"bond-dim", true},   {"label-size", true},
-    {"path", true},       {"optimizer", true},    {"shapes", true},     {"device", true},
-    {"mode", true},       {"fill", true},         {"random", true},     {"inputs", true},
-    {"out", true},        {"verify", false},      {"warmup", true},     {"repeat", true},
-    {"threads", true},    {"plan-cache", true},   {"workspace", true},  {"retire", true},
-    {"retire-capacity", true}, {"workspace-cap", true}, {"no-graph", false}, {"jit", false},
-    {"autotune", false},  {"json", true},         {"quiet", false},     {"bandwidth", true},
+    {"help", false},         {"dtype", true},     {"bond-dim", true},
+    {"label-size", true},    {"path", true},      {"optimizer", true},
+    {"shapes", true},        {"device", true},    {"mode", true},
+    {"fill", true},          {"random", true},    {"inputs", true},
+    {"out", true},           {"verify", false},   {"warmup", true},
+    {"repeat", true},        {"threads", true},   {"plan-cache", true},
+    {"workspace", true},     {"retire", true},    {"retire-capacity", true},
+    {"workspace-cap", true}, {"no-graph", false}, {"jit", false},
+    {"autotune", false},     {"json", true},      {"quiet", false},
+    {"bandwidth", true},
 };
 
 constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
@@ -92,7 +95,8 @@ class progress_bar {
     if (drawn_ && done != total && now - last_ < std::chrono::milliseconds(100)) return;
     last_ = now;
     constexpr int width = 30;
-    const int filled = total == 0 ? width : static_cast<int>(static_cast<double>(done) * width / static_cast<double>(total));
+    const int filled =
+        total == 0 ? width : static_cast<int>(static_cast<double>(done) * width / static_cast<double>(total));
     std::string bar(static_cast<std::size_t>(std::clamp(filled, 0, width)), '#');
     bar.resize(width, ' ');
     std::fprintf(stderr, "\r%-8s [%s] %zu/%zu", phase, bar.c_str(), done, total);
@@ -153,8 +157,8 @@ std::vector<host_tensor> make_inputs(const problem& p, const data_source& src, s
       host_tensor t = std::move(given[i]);
       const auto want = p.net.shape_of(p.net.inputs[i]);
       if (t.shape() != want) {
-        throw io_error("'" + src.files[i] + "' has shape " + shape_text(t.shape()) + " but operand " + std::to_string(i) +
-                       " needs " + shape_text(want));
+        throw io_error("'" + src.files[i] + "' has shape " + shape_text(t.shape()) + " but operand " +
+                       std::to_string(i) + " needs " + shape_text(want));
       }
       if (t.type() != p.type) {
         throw io_error("'" + src.files[i] + "' holds " + std::string(name_of(t.type())) + " but the problem is " +
@@ -222,7 +226,7 @@ struct verification {
   std::string status = "not_run";  // "passed", "failed", "not_run"
   std::string reason;              // why not run
   double error = 0, tolerance = 0;
-  std::string measure;             // "abs" (scalar) or "rel_norm" (tensor)
+  std::string measure;  // "abs" (scalar) or "rel_norm" (tensor)
 };
 
 /// |got - ref| <= atol + rtol * max(|ref|, 1) for a scalar; ||got - ref|| <= rtol * ||ref|| for a
@@ -231,7 +235,8 @@ verification compare(const host_tensor& got, const host_tensor& ref) {
   verification v;
   v.status = "failed";
   if (got.shape() != ref.shape() || got.type() != ref.type()) {
-    v.reason = "result shape/dtype " + shape_text(got.shape()) + " differs from the CPU engine's " + shape_text(ref.shape());
+    v.reason =
+        "result shape/dtype " + shape_text(got.shape()) + " differs from the CPU engine's " + shape_text(ref.shape());
     v.error = std::numeric_limits<double>::infinity();
     return v;
   }
@@ -286,9 +291,9 @@ timing summarize_times(std::vector<double> times) {
 struct run_outcome {
   host_tensor result;
   std::vector<double> times_ms;
-  std::string device;  // "cpu" / "cuda"
-  std::string mode;    // "eager" / "compiled"
-  nlohmann::json gpu;  // counters and versions (GPU only)
+  std::string device;                  // "cpu" / "cuda"
+  std::string mode;                    // "eager" / "compiled"
+  nlohmann::json gpu;                  // counters and versions (GPU only)
   std::vector<std::string> gpu_lines;  // counters as printed
 };
 
@@ -317,12 +322,14 @@ run_outcome run_cpu(const problem& p, const std::vector<host_tensor>& inputs, in
 cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   cuda::options o;
   o.mode = mode == "eager" ? cuda::exec_mode::eager : cuda::exec_mode::compiled;
-  o.plan_cache_entries = static_cast<std::size_t>(a.int_or("plan-cache", static_cast<std::int64_t>(o.plan_cache_entries), 0, 1 << 24));
+  o.plan_cache_entries =
+      static_cast<std::size_t>(a.int_or("plan-cache", static_cast<std::int64_t>(o.plan_cache_entries), 0, 1 << 24));
   o.workspace = a.choice_or("workspace", "shared", {"shared", "per_plan"}) == "shared" ? cuda::workspace_mode::shared
-                                                                                        : cuda::workspace_mode::per_plan;
+                                                                                       : cuda::workspace_mode::per_plan;
   o.retire = a.choice_or("retire", "deferred", {"deferred", "barrier"}) == "deferred" ? device::retire_mode::deferred
                                                                                       : device::retire_mode::barrier;
-  o.retirement_capacity = static_cast<std::size_t>(a.int_or("retire-capacity", static_cast<std::int64_t>(o.retirement_capacity), 1, 1 << 20));
+  o.retirement_capacity = static_cast<std::size_t>(
+      a.int_or("retire-capacity", static_cast<std::int64_t>(o.retirement_capacity), 1, 1 << 20));
   o.workspace_cap = a.bytes_or("workspace-cap", o.workspace_cap);
   o.use_graph = !a.has("no-graph");
   o.jit = a.has("jit");
@@ -363,26 +370,51 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"jit", opt.jit},
                   {"autotune", opt.autotune}};
   j["counters"] = {
-      {"plan_cache", {{"entries", s.plan_cache.entries}, {"capacity", s.plan_cache.capacity}, {"hits", s.plan_cache.hits},
-                      {"misses", s.plan_cache.misses}, {"evictions", s.plan_cache.evictions}, {"clears", s.plan_cache.clears},
-                      {"retained_bytes", s.plan_cache.retained_bytes}}},
-      {"workspace", {{"slots", s.workspace.slots}, {"retained_bytes", s.workspace.retained_bytes}, {"grows", s.workspace.grows},
-                     {"temporary_uses", s.workspace.temporary_uses}, {"cap", s.workspace.cap},
-                     {"high_water_request", s.workspace.high_water_request}}},
-      {"retirement", {{"deferred", s.retirement.deferred}, {"immediate", s.retirement.immediate},
-                      {"released", s.retirement.released}, {"barrier_fallbacks", s.retirement.barrier_fallbacks},
-                      {"capacity_waits", s.retirement.capacity_waits}, {"query_errors", s.retirement.query_errors},
-                      {"leaked", s.retirement.leaked}, {"stream_syncs", s.retirement.stream_syncs},
-                      {"event_syncs", s.retirement.event_syncs}, {"in_flight", s.retirement.in_flight},
-                      {"max_in_flight", s.retirement.max_in_flight}}},
-      {"pool", {{"bytes_in_use", s.pool.bytes_in_use}, {"bytes_cached", s.pool.bytes_cached}, {"high_water", s.pool.high_water},
-                {"reserved_high_water", s.pool.reserved_high_water}, {"allocations", s.pool.allocations},
-                {"reuses", s.pool.reuses}, {"driver_allocations", s.pool.driver_allocations},
-                {"driver_frees", s.pool.driver_frees}, {"oom_recoveries", s.pool.oom_recoveries}}},
-      {"syncs", {{"stream_syncs", s.syncs.stream_syncs}, {"device_syncs", s.syncs.device_syncs},
-                 {"event_syncs", s.syncs.event_syncs}}},
+      {"plan_cache",
+       {{"entries", s.plan_cache.entries},
+        {"capacity", s.plan_cache.capacity},
+        {"hits", s.plan_cache.hits},
+        {"misses", s.plan_cache.misses},
+        {"evictions", s.plan_cache.evictions},
+        {"clears", s.plan_cache.clears},
+        {"retained_bytes", s.plan_cache.retained_bytes}}},
+      {"workspace",
+       {{"slots", s.workspace.slots},
+        {"retained_bytes", s.workspace.retained_bytes},
+        {"grows", s.workspace.grows},
+        {"temporary_uses", s.workspace.temporary_uses},
+        {"cap", s.workspace.cap},
+        {"high_water_request", s.workspace.high_water_request}}},
+      {"retirement",
+       {{"deferred", s.retirement.deferred},
+        {"immediate", s.retirement.immediate},
+        {"released", s.retirement.released},
+        {"barrier_fallbacks", s.retirement.barrier_fallbacks},
+        {"capacity_waits", s.retirement.capacity_waits},
+        {"query_errors", s.retirement.query_errors},
+        {"leaked", s.retirement.leaked},
+        {"stream_syncs", s.retirement.stream_syncs},
+        {"event_syncs", s.retirement.event_syncs},
+        {"in_flight", s.retirement.in_flight},
+        {"max_in_flight", s.retirement.max_in_flight}}},
+      {"pool",
+       {{"bytes_in_use", s.pool.bytes_in_use},
+        {"bytes_cached", s.pool.bytes_cached},
+        {"high_water", s.pool.high_water},
+        {"reserved_high_water", s.pool.reserved_high_water},
+        {"allocations", s.pool.allocations},
+        {"reuses", s.pool.reuses},
+        {"driver_allocations", s.pool.driver_allocations},
+        {"driver_frees", s.pool.driver_frees},
+        {"oom_recoveries", s.pool.oom_recoveries}}},
+      {"syncs",
+       {{"stream_syncs", s.syncs.stream_syncs},
+        {"device_syncs", s.syncs.device_syncs},
+        {"event_syncs", s.syncs.event_syncs}}},
   };
-  j["versions"] = {{"device_name", r.device_name}, {"driver", r.driver_version}, {"cuda", r.cuda_version},
+  j["versions"] = {{"device_name", r.device_name},
+                   {"driver", r.driver_version},
+                   {"cuda", r.cuda_version},
                    {"cutensor", r.cutensor_version}};
 
   char line[512];
@@ -395,21 +427,24 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   format_bytes(static_cast<double>(r.plan_lower_bound_bytes)).c_str());
     add();
   }
-  std::snprintf(line, sizeof line, "plan cache: %zu/%zu entries, %llu hits, %llu misses, %llu evictions", s.plan_cache.entries,
-                s.plan_cache.capacity, static_cast<unsigned long long>(s.plan_cache.hits),
-                static_cast<unsigned long long>(s.plan_cache.misses), static_cast<unsigned long long>(s.plan_cache.evictions));
+  std::snprintf(line, sizeof line, "plan cache: %zu/%zu entries, %llu hits, %llu misses, %llu evictions",
+                s.plan_cache.entries, s.plan_cache.capacity, static_cast<unsigned long long>(s.plan_cache.hits),
+                static_cast<unsigned long long>(s.plan_cache.misses),
+                static_cast<unsigned long long>(s.plan_cache.evictions));
   add();
   std::snprintf(line, sizeof line, "workspace: %zu slots, %s retained (cap %s), %llu grows, %llu temporary uses",
                 s.workspace.slots, format_bytes(static_cast<double>(s.workspace.retained_bytes)).c_str(),
-                format_bytes(static_cast<double>(s.workspace.cap)).c_str(), static_cast<unsigned long long>(s.workspace.grows),
+                format_bytes(static_cast<double>(s.workspace.cap)).c_str(),
+                static_cast<unsigned long long>(s.workspace.grows),
                 static_cast<unsigned long long>(s.workspace.temporary_uses));
   add();
-  std::snprintf(line, sizeof line,
-                "retirement: %llu deferred, %llu released, %llu barrier fallbacks, %llu leaked, %llu in flight (max %llu)",
-                static_cast<unsigned long long>(s.retirement.deferred), static_cast<unsigned long long>(s.retirement.released),
-                static_cast<unsigned long long>(s.retirement.barrier_fallbacks),
-                static_cast<unsigned long long>(s.retirement.leaked), static_cast<unsigned long long>(s.retirement.in_flight),
-                static_cast<unsigned long long>(s.retirement.max_in_flight));
+  std::snprintf(
+      line, sizeof line,
+      "retirement: %llu deferred, %llu released, %llu barrier fallbacks, %llu leaked, %llu in flight (max %llu)",
+      static_cast<unsigned long long>(s.retirement.deferred), static_cast<unsigned long long>(s.retirement.released),
+      static_cast<unsigned long long>(s.retirement.barrier_fallbacks),
+      static_cast<unsigned long long>(s.retirement.leaked), static_cast<unsigned long long>(s.retirement.in_flight),
+      static_cast<unsigned long long>(s.retirement.max_in_flight));
   add();
   std::snprintf(line, sizeof line, "pool: %s in use, %s cached, high water %s; peak device %s",
                 format_bytes(static_cast<double>(s.pool.bytes_in_use)).c_str(),
@@ -417,9 +452,10 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                 format_bytes(static_cast<double>(s.pool.high_water)).c_str(),
                 format_bytes(static_cast<double>(r.peak_device_bytes)).c_str());
   add();
-  std::snprintf(line, sizeof line, "syncs: %llu stream, %llu device, %llu event; %llu inside timed calls",
-                static_cast<unsigned long long>(s.syncs.stream_syncs), static_cast<unsigned long long>(s.syncs.device_syncs),
-                static_cast<unsigned long long>(s.syncs.event_syncs), static_cast<unsigned long long>(r.syncs_inside_calls));
+  std::snprintf(
+      line, sizeof line, "syncs: %llu stream, %llu device, %llu event; %llu inside timed calls",
+      static_cast<unsigned long long>(s.syncs.stream_syncs), static_cast<unsigned long long>(s.syncs.device_syncs),
+      static_cast<unsigned long long>(s.syncs.event_syncs), static_cast<unsigned long long>(r.syncs_inside_calls));
   add();
   return out;
 }
@@ -516,7 +552,8 @@ int run_contract(std::span<char* const> argv) {
   verification ver;
   if (verify && on_gpu) {
     progress_bar bar;
-    const host_tensor ref = cpu::contract(p, inputs, [&bar](std::size_t d, std::size_t n) { bar.update("verify", d, n); });
+    const host_tensor ref =
+        cpu::contract(p, inputs, [&bar](std::size_t d, std::size_t n) { bar.update("verify", d, n); });
     bar.clear();
     ver = compare(run.result, ref);
   } else if (verify) {
@@ -549,7 +586,8 @@ int run_contract(std::span<char* const> argv) {
     }
     std::printf("time: median %.3f ms, min %.3f ms, max %.3f ms over %zu runs (%d warm-ups) on %s, %s\n", t.median,
                 t.min, t.max, t.times_ms.size(), warmups, run.device.c_str(), run.mode.c_str());
-    std::printf("floor: %.3f ms (%s read+written at %g GB/s)\n", floor_ms, format_bytes(rw_bytes).c_str(), bandwidth_gbps);
+    std::printf("floor: %.3f ms (%s read+written at %g GB/s)\n", floor_ms, format_bytes(rw_bytes).c_str(),
+                bandwidth_gbps);
     for (const auto& line : run.gpu_lines) std::printf("%s\n", line.c_str());
     if (ver.status != "not_run") {
       std::printf("verify: %s (%s error %.3g, tolerance %.3g, against the CPU engine)\n", ver.status.c_str(),
@@ -566,9 +604,9 @@ int run_contract(std::span<char* const> argv) {
     j["tool"] = "tnrt";
     j["status"] = ver.status == "failed" ? "verification_failed" : "ok";
     j["version"] = std::string(version);
-    j["problem"] = {{"source", p.source},     {"inputs", p.net.inputs.size()}, {"labels", p.net.label_count()},
-                    {"steps", cost.steps},    {"log2_tc", cost.log2_tc},      {"log2_sc", cost.log2_sc},
-                    {"log2_rwc", cost.log2_rwc}, {"flops", cost.flops},       {"rw_bytes", rw_bytes}};
+    j["problem"] = {{"source", p.source},        {"inputs", p.net.inputs.size()}, {"labels", p.net.label_count()},
+                    {"steps", cost.steps},       {"log2_tc", cost.log2_tc},       {"log2_sc", cost.log2_sc},
+                    {"log2_rwc", cost.log2_rwc}, {"flops", cost.flops},           {"rw_bytes", rw_bytes}};
     j["dtype"] = std::string(name_of(p.type));
     j["device"] = run.device;
     j["mode"] = run.mode;
@@ -587,7 +625,9 @@ int run_contract(std::span<char* const> argv) {
     j["max_ms"] = t.max;
     j["bandwidth_gbps"] = bandwidth_gbps;
     j["floor_ms"] = floor_ms;
-    nlohmann::json result = {{"shape", run.result.shape()}, {"norm", res.norm}, {"finite", res.finite},
+    nlohmann::json result = {{"shape", run.result.shape()},
+                             {"norm", res.norm},
+                             {"finite", res.finite},
                              {"sum", {res.sum.real(), res.sum.imag()}}};
     if (res.scalar) {
       result["scalar"] = is_complex(p.type) ? nlohmann::json{{"re", res.value.real()}, {"im", res.value.imag()}}

@@ -101,7 +101,8 @@ problem load_problem(const std::string& input, const parsed_args& args, std::spa
     p = load_file(input, lo);
     if (optimizer) p.tree = tree_from_linear_path(p.net, optimize_path(p.net, *optimizer));
   } else if (looks_like_expression(input)) {
-    if (args.has("path")) throw usage_error("--path selects a path stored in an einsum JSON file; use --optimizer for an expression");
+    if (args.has("path"))
+      throw usage_error("--path selects a path stored in an einsum JSON file; use --optimizer for an expression");
     std::vector<std::vector<std::int64_t>> shapes;
     if (args.has("shapes")) {
       shapes = parse_shapes(*args.value("shapes"));
