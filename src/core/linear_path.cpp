@@ -60,7 +60,7 @@ contraction_tree tree_from_linear_path_in(const network& net, const std::vector<
       const int p = entry[i];
       if (p < 0 || static_cast<std::size_t>(p) >= ops.size())
         throw path_error(where + ": position " + std::to_string(p) + " is out of range (" + std::to_string(ops.size()) +
-                         " operand" + (ops.size() == 1 ? "" : "s") + " remain, positions 0.." + std::to_string(ops.size() - 1) + ")");
+                         (ops.size() == 1 ? " operand remains, position 0)" : " operands remain, positions 0.." + std::to_string(ops.size() - 1) + ")"));
       if (std::find(entry.begin(), entry.begin() + static_cast<std::ptrdiff_t>(i), p) != entry.begin() + static_cast<std::ptrdiff_t>(i))
         throw path_error(where + ": names position " + std::to_string(p) + " twice");
     }
