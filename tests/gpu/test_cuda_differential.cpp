@@ -1,0 +1,443 @@
+// Differential tests of the CUDA backend against the CPU engine, on the same data:
+//  - single einsum steps, lowered (lower_step) and run through engine::execute, in all four dtypes,
+//    over every form the lowering must handle (contracted and batch labels, hyperedges, outer
+//    products, rank-0 operands, size-1 modes, diagonals, labels summed out of one operand only,
+//    unary reductions/permutations/traces) and random mixtures, with operands and results in
+//    row-major, column-major, permuted and padded (a view into a larger buffer) layouts. Padding is
+//    NaN on input (reading outside a view shows up) and D is pre-filled with NaN bytes (every
+//    element of D must be written).
+//    A form cuTENSOR rejects (tnrt::not_supported) is RECORDED and listed at the end, and the test
+//    fails naming every such form: those need a fallback kernel.
+//  - whole random trees through contract_eager vs cpu::contract;
+//  - compiled_program vs contract_eager on random networks (same results), and compiled with
+//    use_graph = false vs true.
+// Seeds are fixed and printed; tolerances scale with the dtype's eps and the contraction length.
+#include "gpu_test_util.hpp"  // first: tells whether the CUDA/cuTENSOR headers are reachable
+#ifndef TNRT_GPU_TEST_HEADERS_MISSING
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/step_lowering.hpp"
+#include "cuda/compiled.hpp"
+#include "cuda/eager.hpp"
+#include "tnrt/cpu.hpp"
+
+namespace tnrt {
+namespace {
+
+using cuda::engine;
+using gputest::layout;
+
+constexpr dtype all_dtypes[] = {dtype::f32, dtype::f64, dtype::c64, dtype::c128};
+
+// One einsum step over single letters: "aab", "bc", "ac"; rhs "-" means unary.
+struct form {
+  std::string name;
+  std::string a, b, d;
+};
+
+std::vector<form> fixed_forms() {
+  return {
+      {"matmul", "ab", "bc", "ac"},
+      {"batch label", "zab", "zbc", "zac"},
+      {"hyperedge Hadamard (label in A, B and D)", "ab", "ab", "ab"},
+      {"hyperedge with contraction", "abk", "bkc", "abc"},
+      {"outer product", "ab", "cd", "acbd"},
+      {"outer product of vectors", "a", "b", "ba"},
+      {"full contraction to scalar", "abc", "cab", ""},
+      {"rank-0 lhs", "", "ab", "ba"},
+      {"rank-0 rhs", "ab", "", "ab"},
+      {"rank-0 both", "", "", ""},
+      {"rank-0 times vector summed", "", "a", ""},
+      {"size-1 modes", "axb", "bxyc", "yxac"},
+      {"size-1 contracted only", "ax", "xb", "ab"},
+      {"diagonal in lhs", "aab", "bc", "ac"},
+      {"diagonal kept in output", "aab", "bc", "abc"},
+      {"diagonals in both", "aba", "bcc", "ac"},
+      {"summed out of one operand only", "abc", "cd", "ad"},
+      {"summed out of each operand separately", "abc", "cde", "ae"},
+      {"summed out of rhs only, rest batch", "ab", "abc", "ab"},
+      {"unary reduction", "abc", "-", "ac"},
+      {"unary permutation", "abc", "-", "cab"},
+      {"unary trace", "aab", "-", "b"},
+      {"unary full sum", "ab", "-", ""},
+      {"unary diagonal extraction", "aa", "-", "a"},
+      {"unary rank-0 copy", "", "-", ""},
+      {"unary size-1 squeeze", "axb", "-", "ba"},
+  };
+}
+
+// A random mixture: 2..6 labels, each with a random role, a chance of a diagonal in A or B.
+form random_form(std::mt19937_64& rng, int index) {
+  const std::string letters = "abcdefgh";
+  const int n = 2 + static_cast<int>(rng() % 5);
+  std::string a, b, d;
+  for (int i = 0; i < n; ++i) {
+    const char c = letters[static_cast<std::size_t>(i)];
+    switch (rng() % 7) {
+      case 0: a += c; d += c; break;           // free in A
+      case 1: b += c; d += c; break;           // free in B
+      case 2: a += c; b += c; d += c; break;   // batch / hyperedge
+      case 3: a += c; b += c; break;           // contracted
+      case 4: a += c; break;                   // summed out of A only
+      case 5: b += c; break;                   // summed out of B only
+      default: a += c; a += c; b += c; break;  // diagonal in A, contracted with B
+    }
+  }
+  std::shuffle(a.begin(), a.end(), rng);
+  std::shuffle(b.begin(), b.end(), rng);
+  std::shuffle(d.begin(), d.end(), rng);
+  return {"random mixture #" + std::to_string(index), a, b, d};
+}
+
+struct layout_combo {
+  layout a, b, d;
+};
+constexpr layout_combo combos[] = {
+    {layout::row_major, layout::row_major, layout::row_major},
+    {layout::column_major, layout::column_major, layout::column_major},
+    {layout::permuted, layout::permuted, layout::permuted},
+    {layout::padded, layout::padded, layout::padded},
+    {layout::row_major, layout::padded, layout::column_major},
+    {layout::column_major, layout::permuted, layout::padded},
+};
+
+struct outcome_log {
+  // form -> "dtype layouts: message" for each rejection
+  std::map<std::string, std::vector<std::string>> unsupported;
+  std::map<std::string, std::vector<std::string>> errors;  // other exceptions
+  int runs = 0, passed = 0;
+};
+
+std::string combo_name(const layout_combo& c, bool unary) {
+  std::string s = std::string("A:") + gputest::name_of(c.a);
+  if (!unary) s += std::string(" B:") + gputest::name_of(c.b);
+  return s + " D:" + gputest::name_of(c.d);
+}
+
+// Runs one form in one dtype and layout combination; records the outcome.
+void run_form(engine& eng, const form& f, dtype t, const layout_combo& lc, std::uint64_t seed, outcome_log& log) {
+  std::mt19937_64 rng(seed);
+  const bool unary = f.b == "-";
+  network net;
+  std::map<char, label_t> ids;
+  auto id_of = [&](char c) {
+    auto [it, inserted] = ids.emplace(c, static_cast<label_t>(net.extents.size()));
+    if (inserted) {
+      // x, y: size-1 modes; others 1..4 (mostly 2..4).
+      const std::int64_t e = (c == 'x' || c == 'y') ? 1 : (rng() % 8 == 0 ? 1 : 2 + static_cast<std::int64_t>(rng() % 3));
+      net.extents.push_back(e);
+      net.label_names.emplace_back(1, c);
+    }
+    return it->second;
+  };
+  std::vector<label_t> la, lb, ld;
+  for (char c : f.a) la.push_back(id_of(c));
+  if (!unary)
+    for (char c : f.b) lb.push_back(id_of(c));
+  for (char c : f.d) ld.push_back(id_of(c));
+
+  host_tensor ha(t, net.shape_of(la));
+  fill_random(ha, seed, 0, -1.0, 1.0);
+  host_tensor hb;
+  if (!unary) {
+    hb = host_tensor(t, net.shape_of(lb));
+    fill_random(hb, seed, 1, -1.0, 1.0);
+  }
+  const std::string where = f.name + " [" + f.a + (unary ? "" : "," + f.b) + "->" + f.d + "] " + std::string(name_of(t)) + " " +
+                            combo_name(lc, unary) + " seed " + std::to_string(seed);
+  ++log.runs;
+  host_tensor want;
+  try {
+    want = cpu::contract_step(ha, la, unary ? nullptr : &hb, lb, ld, net.extents);
+  } catch (const std::exception& e) {
+    log.errors[f.name].push_back(where + ": CPU engine threw: " + e.what());
+    return;
+  }
+  if (gputest::max_abs(want) == 0) {  // never compare on all-zero data
+    log.errors[f.name].push_back(where + ": reference is all zero (bad test data)");
+    return;
+  }
+  double length = 1;
+  for (std::size_t i = 0; i < net.extents.size(); ++i)
+    if (std::find(ld.begin(), ld.end(), static_cast<label_t>(i)) == ld.end()) length *= static_cast<double>(net.extents[i]);
+
+  const auto bufa = gputest::make_layout(ha.shape(), lc.a, rng);
+  const auto bufb = unary ? gputest::strided_buffer{} : gputest::make_layout(hb.shape(), lc.b, rng);
+  const std::vector<std::int64_t> dshape = net.shape_of(ld);
+  const auto bufd = gputest::make_layout(dshape, lc.d, rng);
+  const std::size_t es = size_of(t);
+  const auto host_a = gputest::scatter(ha, bufa);
+  const auto host_b = unary ? std::vector<unsigned char>{} : gputest::scatter(hb, bufb);
+  const device::stream_handle s = eng.stream_handle();
+  void* da = eng.pool().allocate(host_a.size(), s);
+  void* db = unary ? nullptr : eng.pool().allocate(host_b.size(), s);
+  const std::size_t dbytes = static_cast<std::size_t>(bufd.span) * es;
+  void* dd = eng.pool().allocate(dbytes, s);
+  gputest::upload_bytes(eng, da, host_a.data(), host_a.size());
+  if (!unary) gputest::upload_bytes(eng, db, host_b.data(), host_b.size());
+  gputest::check_cuda(cudaMemsetAsync(dd, 0xff, dbytes, eng.stream()), "cudaMemsetAsync");  // NaN everywhere
+
+  const labelled_layout lla{&la, bufa.strides};
+  const labelled_layout llb{&lb, bufb.strides};
+  const labelled_layout lld{&ld, bufd.strides};
+  bool ran = false;
+  try {
+    const lowered_step low = lower_step(lla, unary ? nullptr : &llb, lld, net.extents);
+    eng.execute(low, t, da, db, dd);
+    ran = true;
+  } catch (const not_supported& e) {
+    log.unsupported[f.name].push_back(where + ": " + e.what());
+  } catch (const std::exception& e) {
+    log.errors[f.name].push_back(where + ": " + e.what());
+  }
+  if (ran) {
+    std::vector<unsigned char> host_d(dbytes);
+    gputest::download_bytes(eng, host_d.data(), dd, dbytes);
+    const host_tensor got = gputest::gather(host_d, t, dshape, bufd);
+    const double err = gputest::rel_error(got, want);
+    const double tol = gputest::tolerance(t, length);
+    if (err <= tol) {
+      ++log.passed;
+    } else {
+      ADD_FAILURE() << where << ": rel error " << err << " > tol " << tol;
+    }
+  }
+  eng.pool().deallocate(da, s);
+  if (db != nullptr) eng.pool().deallocate(db, s);
+  eng.pool().deallocate(dd, s);
+}
+
+void report(const outcome_log& log) {
+  std::printf("[differential] %d runs, %d passed\n", log.runs, log.passed);
+  for (const auto& [name, list] : log.unsupported) {
+    std::printf("[UNSUPPORTED FORM] %s: %zu rejections, e.g.\n", name.c_str(), list.size());
+    for (std::size_t i = 0; i < list.size() && i < 3; ++i) std::printf("    %s\n", list[i].c_str());
+  }
+  for (const auto& [name, list] : log.errors) {
+    std::printf("[ERROR] %s: %zu failures, e.g.\n", name.c_str(), list.size());
+    for (std::size_t i = 0; i < list.size() && i < 3; ++i) std::printf("    %s\n", list[i].c_str());
+  }
+  std::ostringstream forms;
+  for (const auto& [name, list] : log.unsupported) forms << "\n  - " << name << " (" << list.size() << " runs)";
+  EXPECT_TRUE(log.unsupported.empty()) << "cuTENSOR rejected these lowered forms (need a fallback kernel):" << forms.str();
+  std::ostringstream errs;
+  for (const auto& [name, list] : log.errors) errs << "\n  - " << name << ": " << list.front();
+  EXPECT_TRUE(log.errors.empty()) << "steps that threw:" << errs.str();
+}
+
+class Differential : public ::testing::Test {
+ protected:
+  void SetUp() override { TNRT_SKIP_WITHOUT_GPU(); }
+};
+
+TEST_F(Differential, FixedFormsAllDtypesAllLayouts) {
+  engine eng(cuda::options{});
+  outcome_log log;
+  std::uint64_t seed = 1000;
+  for (const form& f : fixed_forms())
+    for (dtype t : all_dtypes)
+      for (const layout_combo& lc : combos) run_form(eng, f, t, lc, seed++, log);
+  report(log);
+  eng.synchronize();
+  EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
+}
+
+TEST_F(Differential, RandomMixturesAllDtypes) {
+  engine eng(cuda::options{});
+  outcome_log log;
+  const std::uint64_t base = 20240601;
+  std::printf("[random forms] generator seed %llu\n", static_cast<unsigned long long>(base));
+  std::mt19937_64 gen(base);
+  for (int i = 0; i < 60; ++i) {
+    const form f = random_form(gen, i);
+    const dtype t = all_dtypes[static_cast<std::size_t>(i) % 4];
+    const layout_combo& lc = combos[static_cast<std::size_t>(i / 4) % std::size(combos)];
+    run_form(eng, f, t, lc, base + 1 + static_cast<std::uint64_t>(i), log);
+  }
+  report(log);
+  eng.synchronize();
+}
+
+// A small plan cache: the same forms with evictions in between still give the same answers.
+TEST_F(Differential, FixedFormsWithTinyPlanCache) {
+  cuda::options opt;
+  opt.plan_cache_entries = 2;
+  engine eng(opt);
+  outcome_log log;
+  std::uint64_t seed = 5000;
+  for (const form& f : fixed_forms()) run_form(eng, f, dtype::f64, combos[3], seed++, log);
+  report(log);
+  eng.synchronize();
+  EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole trees.
+
+host_tensor run_eager(engine& eng, const problem& p, const std::vector<host_tensor>& in) {
+  std::vector<void*> d;
+  for (const auto& t : in) d.push_back(gputest::upload(eng, t));
+  cuda::device_operand r = cuda::contract_eager(eng, p, d);
+  host_tensor out = gputest::download(eng, r.ptr, p.type, p.net.shape_of(p.net.output));
+  eng.pool().deallocate(r.ptr, eng.stream_handle());
+  for (void* x : d) eng.pool().deallocate(x, eng.stream_handle());
+  return out;
+}
+
+host_tensor run_compiled(engine& eng, const problem& p, const std::vector<host_tensor>& in, bool* used_graph = nullptr) {
+  cuda::compiled_program prog(eng, p);
+  if (used_graph != nullptr) *used_graph = prog.uses_graph();
+  if (!prog.graph_note().empty()) std::printf("[compiled] graph note: %s\n", prog.graph_note().c_str());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    EXPECT_EQ(prog.input_bytes(i), in[i].bytes());
+    gputest::upload_bytes(eng, prog.input(i), in[i].data(), in[i].bytes());
+  }
+  prog.run();
+  host_tensor out = gputest::download(eng, prog.result(), p.type, p.net.shape_of(p.net.output));
+  EXPECT_EQ(prog.result_bytes(), out.bytes());
+  return out;
+}
+
+struct tree_case {
+  int tensors;
+  std::uint64_t seed;
+};
+constexpr tree_case tree_cases[] = {{3, 71}, {5, 72}, {6, 73}, {8, 74}, {10, 75}, {12, 76}};
+
+gputest::random_network_spec spec_for(int tensors) {
+  gputest::random_network_spec spec;
+  spec.tensors = tensors;
+  spec.min_extent = 2;
+  spec.max_extent = 3;
+  spec.max_elements = 1 << 18;
+  return spec;
+}
+
+TEST_F(Differential, EagerTreesMatchCpu) {
+  engine eng(cuda::options{});
+  for (dtype t : all_dtypes) {
+    for (const tree_case& c : tree_cases) {
+      std::uint64_t used = 0;
+      const problem p = gputest::random_problem(spec_for(c.tensors), c.seed, t, &used);
+      const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+      const host_tensor want = cpu::contract(p, in);
+      const host_tensor got = run_eager(eng, p, in);
+      const double err = gputest::rel_error(got, want);
+      const double tol = gputest::tolerance(t, gputest::longest_sum(p), 256.0);
+      std::printf("[eager tree] %s %d tensors seed %llu steps %zu: rel error %.3e (tol %.1e)\n", std::string(name_of(t)).c_str(), c.tensors,
+                  static_cast<unsigned long long>(used), p.tree.steps.size(), err, tol);
+      EXPECT_LE(err, tol) << p.source << " " << name_of(t);
+    }
+  }
+  eng.synchronize();
+  EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
+}
+
+// Row-major intermediates (column_major_intermediates = false) take other lowered forms.
+TEST_F(Differential, EagerTreesRowMajorIntermediates) {
+  cuda::options opt;
+  opt.column_major_intermediates = false;
+  engine eng(opt);
+  for (dtype t : {dtype::f32, dtype::c128}) {
+    for (const tree_case& c : tree_cases) {
+      std::uint64_t used = 0;
+      const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 100, t, &used);
+      const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+      const double err = gputest::rel_error(run_eager(eng, p, in), cpu::contract(p, in));
+      const double tol = gputest::tolerance(t, gputest::longest_sum(p), 256.0);
+      std::printf("[eager tree, row-major] %s seed %llu: rel error %.3e (tol %.1e)\n", std::string(name_of(t)).c_str(),
+                  static_cast<unsigned long long>(used), err, tol);
+      EXPECT_LE(err, tol) << p.source;
+    }
+  }
+}
+
+TEST_F(Differential, CompiledMatchesEager) {
+  engine eng(cuda::options{});
+  for (dtype t : all_dtypes) {
+    for (const tree_case& c : tree_cases) {
+      std::uint64_t used = 0;
+      const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 200, t, &used);
+      const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+      const host_tensor eager = run_eager(eng, p, in);
+      const host_tensor compiled = run_compiled(eng, p, in);
+      const host_tensor want = cpu::contract(p, in);
+      const double tol = gputest::tolerance(t, gputest::longest_sum(p), 256.0);
+      const double e_ce = gputest::rel_error(compiled, eager);
+      const double e_cc = gputest::rel_error(compiled, want);
+      std::printf("[compiled vs eager] %s seed %llu steps %zu: vs eager %.3e, vs cpu %.3e (tol %.1e)\n", std::string(name_of(t)).c_str(),
+                  static_cast<unsigned long long>(used), p.tree.steps.size(), e_ce, e_cc, tol);
+      // Same plans, same layouts: the two paths should agree to rounding at most.
+      EXPECT_LE(e_ce, 64 * gputest::eps_of(t)) << p.source;
+      EXPECT_LE(e_cc, tol) << p.source;
+    }
+  }
+  eng.synchronize();
+  EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
+}
+
+TEST_F(Differential, CompiledGraphMatchesStreamReplay) {
+  cuda::options with_graph;
+  with_graph.use_graph = true;
+  cuda::options without_graph;
+  without_graph.use_graph = false;
+  engine eg(with_graph);
+  engine es(without_graph);
+  for (dtype t : all_dtypes) {
+    for (const tree_case& c : tree_cases) {
+      std::uint64_t used = 0;
+      const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 300, t, &used);
+      const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+      bool graph = false, no_graph = true;
+      const host_tensor rg = run_compiled(eg, p, in, &graph);
+      const host_tensor rs = run_compiled(es, p, in, &no_graph);
+      EXPECT_TRUE(graph) << "use_graph = true but the program replays on the stream";
+      EXPECT_FALSE(no_graph) << "use_graph = false but a graph was captured";
+      const double err = gputest::rel_error(rg, rs);
+      std::printf("[graph vs stream] %s seed %llu: rel difference %.3e\n", std::string(name_of(t)).c_str(), static_cast<unsigned long long>(used), err);
+      EXPECT_LE(err, 64 * gputest::eps_of(t)) << p.source;
+      const double tol = gputest::tolerance(t, gputest::longest_sum(p), 256.0);
+      EXPECT_LE(gputest::rel_error(rg, cpu::contract(p, in)), tol) << p.source;
+    }
+  }
+}
+
+// A one-operand network (no steps) and a network whose only step is unary.
+TEST_F(Differential, DegenerateTrees) {
+  engine eng(cuda::options{});
+  for (dtype t : all_dtypes) {
+    problem p;
+    p.type = t;
+    p.net.extents = {3, 4};
+    p.net.label_names = {"a", "b"};
+    p.net.inputs = {{0, 1}};
+    p.net.output = {0, 1};
+    p.source = "single operand";
+    const auto in = gputest::random_inputs(p, 91);
+    EXPECT_LE(gputest::rel_error(run_eager(eng, p, in), in[0]), 0.0) << "copy of the single input";
+    EXPECT_LE(gputest::rel_error(run_compiled(eng, p, in), in[0]), 0.0) << "compiled copy of the single input";
+
+    problem q = p;
+    q.net.output = {1};
+    q.tree.steps = {step{0, -1, {1}}};
+    q.source = "unary sum";
+    const auto want = cpu::contract(q, in);
+    EXPECT_LE(gputest::rel_error(run_eager(eng, q, in), want), gputest::tolerance(t, 3)) << name_of(t);
+    EXPECT_LE(gputest::rel_error(run_compiled(eng, q, in), want), gputest::tolerance(t, 3)) << name_of(t);
+  }
+  eng.synchronize();
+}
+
+}  // namespace
+}  // namespace tnrt
+
+#endif  // TNRT_GPU_TEST_HEADERS_MISSING

@@ -1,0 +1,78 @@
+// A compiled program survives 1000 replays with new inputs: a random mid-size network (16 tensors,
+// extents 2..4), each replay re-uploads fresh random inputs into prog.input(i), runs, downloads the
+// result and compares it with the CPU engine. Replays make no host synchronization of their own
+// and allocate nothing from the pool.
+#include "gpu_test_util.hpp"  // first: tells whether the CUDA/cuTENSOR headers are reachable
+#ifndef TNRT_GPU_TEST_HEADERS_MISSING
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cuda/compiled.hpp"
+#include "tnrt/cpu.hpp"
+
+namespace tnrt {
+namespace {
+
+void replay(dtype t, bool use_graph, int replays, std::uint64_t seed) {
+  gputest::random_network_spec spec;
+  spec.tensors = 16;
+  spec.min_extent = 2;
+  spec.max_extent = 4;
+  spec.open_labels = 3;
+  spec.hyperedges = 2;
+  spec.max_elements = 1 << 14;  // keeps the 1000 CPU references quick
+  std::uint64_t used = 0;
+  const problem p = gputest::random_problem(spec, seed, t, &used);
+  const auto cost = cost_of(p.net, p.tree);
+  std::printf("[replay] %s graph=%d: network seed %llu, %zu tensors, %zu steps, largest %.0f elements, 2^%.1f flops\n",
+              std::string(name_of(t)).c_str(), use_graph ? 1 : 0, static_cast<unsigned long long>(used), p.net.inputs.size(),
+              p.tree.steps.size(), cost.max_elements, cost.log2_tc);
+
+  cuda::options opt;
+  opt.use_graph = use_graph;
+  cuda::engine eng(opt);
+  cuda::compiled_program prog(eng, p);
+  EXPECT_EQ(prog.uses_graph(), use_graph) << prog.graph_note();
+  const double tol = gputest::tolerance(t, gputest::longest_sum(p), 256.0);
+  const auto allocations0 = eng.pool().stats().allocations;
+  double worst = 0;
+  int failures = 0;
+  for (int r = 0; r < replays; ++r) {
+    const std::uint64_t input_seed = used * 7919 + static_cast<std::uint64_t>(r);
+    const auto in = gputest::random_inputs(p, input_seed, 0.25, 1.25);
+    for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog.input(i), in[i].data(), in[i].bytes());
+    const auto counts0 = eng.runtime().counts();
+    prog.run();
+    const auto counts1 = eng.runtime().counts();
+    if (counts1.stream_syncs != counts0.stream_syncs || counts1.event_syncs != counts0.event_syncs) {
+      ADD_FAILURE() << "replay " << r << " synchronized the host";
+    }
+    const host_tensor got = gputest::download(eng, prog.result(), t, p.net.shape_of(p.net.output));
+    const host_tensor want = cpu::contract(p, in);
+    const double err = gputest::rel_error(got, want);
+    worst = std::max(worst, err);
+    if (!(err <= tol) && ++failures <= 5) ADD_FAILURE() << "replay " << r << " (input seed " << input_seed << "): rel error " << err << " > " << tol;
+  }
+  std::printf("[replay] %d replays, worst rel error %.3e (tol %.1e), %d failures\n", replays, worst, tol, failures);
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(eng.pool().stats().allocations, allocations0) << "replays allocated from the pool";
+  eng.synchronize();
+  EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
+}
+
+class Replay : public ::testing::Test {
+ protected:
+  void SetUp() override { TNRT_SKIP_WITHOUT_GPU(); }
+};
+
+TEST_F(Replay, ThousandReplaysWithGraphF32) { replay(dtype::f32, true, 1000, 4242); }
+TEST_F(Replay, ReplaysWithoutGraphC128) { replay(dtype::c128, false, 200, 4343); }
+
+}  // namespace
+}  // namespace tnrt
+
+#endif  // TNRT_GPU_TEST_HEADERS_MISSING
