@@ -180,7 +180,7 @@ TEST_F(Faults, FailedQueryKeepsTheEntryUntilLater) {
   print_stats("after queries recover", r2);
   EXPECT_FALSE(eng_->queue().holds(bufs[0]));
   EXPECT_EQ(r2.in_flight, 0U);
-  EXPECT_EQ(r2.released, r0.released + 1);
+  EXPECT_GE(r2.released, r0.released + 1);
   expect_result(bufs[2]);
   eng_->pool().deallocate(bufs[1], eng_->stream_handle());
   eng_->pool().deallocate(bufs[2], eng_->stream_handle());
