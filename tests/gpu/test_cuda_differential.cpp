@@ -123,6 +123,21 @@ std::string combo_name(const layout_combo& c, bool unary) {
   return s + " D:" + gputest::name_of(c.d);
 }
 
+// "contraction A{modes/extents/strides} B{...} -> D{...}": what cuTENSOR was given.
+std::string describe(const strided_operand& o) {
+  std::ostringstream s;
+  s << "{";
+  for (std::size_t i = 0; i < o.modes.size(); ++i)
+    s << (i ? " " : "") << "m" << o.modes[i] << ":" << o.extents[i] << "/" << o.strides[i];
+  s << "}";
+  return s.str();
+}
+std::string describe(const lowered_step& l) {
+  if (l.a.modes.empty() && l.d.modes.empty()) return "(not lowered)";
+  if (l.kind == lowered_kind::reduction) return "reduction A" + describe(l.a) + " -> D" + describe(l.d);
+  return "contraction A" + describe(l.a) + " B" + describe(l.b) + " -> D" + describe(l.d);
+}
+
 // Runs one form in one dtype and layout combination; records the outcome.
 void run_form(engine& eng, const form& f, dtype t, const layout_combo& lc, std::uint64_t seed, outcome_log& log) {
   std::mt19937_64 rng(seed);
@@ -190,14 +205,15 @@ void run_form(engine& eng, const form& f, dtype t, const layout_combo& lc, std::
   const labelled_layout llb{&lb, bufb.strides};
   const labelled_layout lld{&ld, bufd.strides};
   bool ran = false;
+  lowered_step low;
   try {
-    const lowered_step low = lower_step(lla, unary ? nullptr : &llb, lld, net.extents);
+    low = lower_step(lla, unary ? nullptr : &llb, lld, net.extents);
     eng.execute(low, t, da, db, dd);
     ran = true;
   } catch (const not_supported& e) {
-    log.unsupported[f.name].push_back(where + ": " + e.what());
+    log.unsupported[f.name].push_back(where + ": " + e.what() + "\n      lowered: " + describe(low));
   } catch (const std::exception& e) {
-    log.errors[f.name].push_back(where + ": " + e.what());
+    log.errors[f.name].push_back(where + ": " + e.what() + "\n      lowered: " + describe(low));
   }
   if (ran) {
     std::vector<unsigned char> host_d(dbytes);
@@ -208,7 +224,7 @@ void run_form(engine& eng, const form& f, dtype t, const layout_combo& lc, std::
     if (err <= tol) {
       ++log.passed;
     } else {
-      ADD_FAILURE() << where << ": rel error " << err << " > tol " << tol;
+      ADD_FAILURE() << where << ": rel error " << err << " > tol " << tol << "\n  lowered: " << describe(low);
     }
   }
   eng.pool().deallocate(da, s);
