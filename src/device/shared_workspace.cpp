@@ -120,16 +120,19 @@ class shared_workspace::impl {
 
   // Retires under our lock so that nothing here allocates (clear() must not throw). That is safe:
   // the lock order is workspace -> queue -> pool everywhere, and the queue's release callback
-  // never comes back into the workspace.
+  // never comes back into the workspace. Cache clear and teardown are blocking drain points.
   void clear() noexcept {
-    std::lock_guard lock(mutex_);
-    for (slot& s : slots_) {
-      if (s.ptr == nullptr) continue;
-      queue_.retire(s.ptr, s.stream);
-      stats_.retained_bytes -= s.bytes;
-      --stats_.slots;
-      s = slot{};
+    {
+      std::lock_guard lock(mutex_);
+      for (slot& s : slots_) {
+        if (s.ptr == nullptr) continue;
+        queue_.retire(s.ptr, s.stream);
+        stats_.retained_bytes -= s.bytes;
+        --stats_.slots;
+        s = slot{};
+      }
     }
+    queue_.drain_all();
   }
 
   workspace_stats stats() const noexcept {

@@ -200,21 +200,36 @@ TEST_F(workspace_fixture, lowering_the_cap_retires_largest_first_until_it_fits) 
   EXPECT_EQ(rt.calls(call_kind::synchronize_stream), 0u);
 }
 
-TEST_F(workspace_fixture, clear_retires_every_slot_on_its_last_stream) {
+TEST_F(workspace_fixture, clear_retires_every_slot_on_its_last_stream_and_drains_blocking) {
   shared_workspace ws(pool, queue);
   const auto a = run(ws, 0, MiB, s0);
   const auto b = run(ws, 1, MiB, s1);
   ws.clear();
-  EXPECT_TRUE(queue.holds(a.ptr));
-  EXPECT_TRUE(queue.holds(b.ptr));
+  EXPECT_FALSE(queue.holds(a.ptr));
+  EXPECT_FALSE(queue.holds(b.ptr));
+  EXPECT_EQ(queue.stats().released, 2u);
+  EXPECT_EQ(rt.event_syncs_on(s0), 1u);  // per event, on the stream each buffer was last used on
+  EXPECT_EQ(rt.event_syncs_on(s1), 1u);
+  EXPECT_EQ(rt.calls(call_kind::synchronize_stream), 0u);
   EXPECT_EQ(ws.stats().slots, 0u);
   EXPECT_EQ(ws.stats().retained_bytes, 0u);
-  rt.complete(s1);
-  EXPECT_EQ(queue.drain(), 1u);  // only s1's work is done
-  EXPECT_TRUE(queue.holds(a.ptr));
-  queue.drain_all();
-  EXPECT_EQ(queue.stats().released, 2u);
+  EXPECT_EQ(pool.stats().bytes_in_use, 0u);
   EXPECT_EQ(ws.stats().cap, shared_workspace::default_cap);  // the cap survives clear
+}
+
+TEST_F(workspace_fixture, clear_during_capture_leaves_the_capturing_streams_entries_queued) {
+  shared_workspace ws(pool, queue);
+  const auto a = run(ws, 0, MiB, s0);
+  const auto b = run(ws, 1, MiB, s1);
+  rt.set_capturing(s0, true);
+  rt.reset_counters();
+  ws.clear();
+  EXPECT_TRUE(queue.holds(a.ptr));
+  EXPECT_FALSE(queue.holds(b.ptr));
+  EXPECT_EQ(rt.queries_on(s0) + rt.event_syncs_on(s0) + rt.stream_syncs_on(s0), 0u);
+  rt.set_capturing(s0, false);
+  queue.drain_all();
+  EXPECT_FALSE(queue.holds(a.ptr));
 }
 
 TEST_F(workspace_fixture, another_stream_on_the_same_slot_gets_a_new_buffer) {
@@ -227,14 +242,13 @@ TEST_F(workspace_fixture, another_stream_on_the_same_slot_gets_a_new_buffer) {
   EXPECT_EQ(ws.stats().grows, 0u);
 }
 
-TEST_F(workspace_fixture, destructor_retires_and_queue_teardown_releases) {
+TEST_F(workspace_fixture, teardown_retires_and_drains) {
   {
     shared_workspace ws(pool, queue);
     (void)run(ws, 0, MiB, s0);
     (void)run(ws, 1, 2 * MiB, s1);
   }
-  EXPECT_EQ(queue.stats().in_flight, 2u);
-  queue.drain_all();
+  EXPECT_EQ(queue.stats().in_flight, 0u);
   EXPECT_EQ(queue.stats().released, 2u);
   EXPECT_EQ(pool.stats().bytes_in_use, 0u);
   EXPECT_TRUE(rt.violations().empty());

@@ -47,7 +47,7 @@ class shared_workspace {
 
   shared_workspace(caching_pool& pool, retirement_queue& queue, std::size_t cap = default_cap,
                    std::size_t slots = default_slots);
-  ~shared_workspace();  // retires every slot's buffer
+  ~shared_workspace();  // clear(): retires every slot's buffer and drains the queue
   shared_workspace(const shared_workspace&) = delete;
   shared_workspace& operator=(const shared_workspace&) = delete;
 
@@ -70,7 +70,8 @@ class shared_workspace {
   /// Lowering the cap retires slot buffers (largest first) until the retained bytes fit.
   void set_cap(std::size_t cap);
   [[nodiscard]] std::size_t cap() const noexcept;
-  /// Retires every slot's buffer on the stream it was last used on (cache clear).
+  /// Retires every slot's buffer on the stream it was last used on, then drains the retirement
+  /// queue (blocking, per event): cache clear and teardown are blocking drain points.
   void clear() noexcept;
   [[nodiscard]] workspace_stats stats() const noexcept;
 
