@@ -13,6 +13,14 @@
 set -uo pipefail
 tnrt=${1:?usage: $0 TNRT_BINARY REPO_ROOT}
 root=${2:?usage: $0 TNRT_BINARY REPO_ROOT}
+# each case runs from a scratch directory, so make relative paths absolute first (a bare name is
+# looked up on PATH)
+if [[ $tnrt == */* ]]; then
+  [[ $tnrt == /* ]] || tnrt=$PWD/$tnrt
+else
+  tnrt=$(command -v "$tnrt" || echo "$tnrt")
+fi
+[[ $root == /* ]] || root=$PWD/$root
 dir=$root/tests/data/bad
 manifest=$dir/MANIFEST.tsv
 
