@@ -301,6 +301,32 @@ TEST(device_pool, destructor_releases_cached_memory) {
   EXPECT_TRUE(rt.violations().empty());
 }
 
+TEST(device_pool, a_block_leaked_by_the_queue_is_never_handed_out_again) {
+  fake_runtime rt;
+  caching_pool pool(rt);
+  retirement_queue queue(rt, [&](void* p) {
+    rt.check_idle(p, pool.size_of_block(p), "queue release");
+    pool.deallocate_unowned(p);
+  });
+  pool.set_retirement_queue(&queue);
+  void* leaked = allocate_checked(pool, rt, 4 * KiB, s0);
+  rt.use(leaked, 4 * KiB, s0);
+  rt.fail(call_kind::record_event);
+  rt.fail(call_kind::synchronize_stream);
+  queue.retire(leaked, s0);  // no event, no barrier: leak rather than race
+  ASSERT_EQ(queue.stats().leaked, 1u);
+  rt.complete_all();
+  queue.drain_all();
+  (void)pool.release_cached();
+  for (int i = 0; i < 600; ++i) {  // enough 4 KiB blocks to exhaust the segment several times
+    void* p = allocate_checked(pool, rt, 4 * KiB, i % 2 == 0 ? s0 : s1);
+    EXPECT_NE(p, leaked);
+    if (i % 3 == 0) pool.deallocate(p, s0);
+  }
+  EXPECT_GE(pool.stats().bytes_in_use, 4 * KiB);
+  EXPECT_THROW(pool.deallocate_unowned(static_cast<char*>(leaked) + 256), tnrt::internal_error);
+}
+
 TEST(device_pool, the_fake_detects_an_unsafe_handout) {
   // The detector itself: a caller that lies (unowned free while work is pending) is caught.
   fake_runtime rt;
