@@ -15,7 +15,13 @@ for s in "$@"; do
   case $s in
     env) nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv; ldd $bin/tnrt; $bin/tnrt --version ;;
     tests) for t in $bin/test_cuda_*; do echo "--- $t"; timeout 300 $t --gtest_brief=1 2>&1 | tail -25; done ;;
-    ref) for m in eager compiled; do timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --verify --json $out/ref-$m.json 2>&1 | tail -30; done ;;
+    ref) for m in eager compiled; do timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --json $out/ref-$m.json 2>&1 | tail -30; done ;;
+    refverify) for m in eager compiled; do timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --random 7 --verify 2>&1 | tail -8; done ;;
+    torch) timeout 300 python3 bench/peers/torch_tree.py $ref --json $out/torch.json 2>&1 | tail -5
+           timeout 300 python3 bench/peers/torch_tree.py $ref --graph --json $out/torch-graph.json 2>&1 | tail -5
+           python3 -c "import json;[print(f, json.load(open('$out/'+f)).get('median_ms')) for f in ['torch.json','torch-graph.json']]" ;;
+    bw) timeout 120 python3 bench/bandwidth.py 2>&1 | tail -3 ;;
+    micro) timeout 120 $bin/tnrt_retire_bench 2>&1 | tail -20 ;;
     *) echo "unknown step $s" ;;
   esac
 done

@@ -160,6 +160,32 @@ void compiled_program::enqueue_all() {
   }
 }
 
+std::vector<float> compiled_program::profile_steps() {
+  std::vector<cudaEvent_t> ev(ops_.size() + 1, nullptr);
+  std::vector<float> ms(ops_.size(), 0.0F);
+  try {
+    for (auto& e : ev) TNRT_CUDA(cudaEventCreate(&e));
+    TNRT_CUDA(cudaEventRecord(ev[0], eng_->stream()));
+    for (std::size_t i = 0; i < ops_.size(); ++i) {
+      const op& o = ops_[i];
+      if (!o.plan) {
+        TNRT_CUDA(cudaMemcpyAsync(o.d, o.a, o.bytes, cudaMemcpyDeviceToDevice, eng_->stream()));
+      } else {
+        eng_->enqueue(*o.plan, o.a, o.b, o.d, workspace_, workspace_bytes_);
+      }
+      TNRT_CUDA(cudaEventRecord(ev[i + 1], eng_->stream()));
+    }
+    TNRT_CUDA(cudaEventSynchronize(ev.back()));
+    for (std::size_t i = 0; i < ops_.size(); ++i) TNRT_CUDA(cudaEventElapsedTime(&ms[i], ev[i], ev[i + 1]));
+  } catch (...) {
+    for (auto& e : ev)
+      if (e != nullptr) (void)cudaEventDestroy(e);
+    throw;
+  }
+  for (auto& e : ev) (void)cudaEventDestroy(e);
+  return ms;
+}
+
 void compiled_program::run() {
   if (exec_ != nullptr) {
     TNRT_CUDA(cudaGraphLaunch(exec_, eng_->stream()));

@@ -34,6 +34,10 @@ class compiled_program {
   [[nodiscard]] const void* result() const noexcept { return result_; }
   [[nodiscard]] std::size_t result_bytes() const noexcept { return result_bytes_; }
 
+  /// Diagnostic: replays once on the stream with a timing event between steps (synchronizes).
+  /// Returns each op's milliseconds, in order.
+  std::vector<float> profile_steps();
+
   [[nodiscard]] double compile_ms() const noexcept { return compile_ms_; }
   [[nodiscard]] const memory_plan& plan() const noexcept { return mplan_; }
   [[nodiscard]] std::size_t workspace_bytes() const noexcept { return workspace_bytes_; }

@@ -93,12 +93,14 @@ plan_entry::plan_entry(const cutensor_api& api, cutensorHandle_t handle, const l
     // The plan's exact need, never the estimate (which can be far larger).
     TNRT_CUTENSOR(api.cutensorPlanGetAttribute(handle, plan_, CUTENSOR_PLAN_REQUIRED_WORKSPACE, &workspace_bytes_, sizeof workspace_bytes_));
   } catch (...) {
-    this->~plan_entry();
+    release();
     throw;
   }
 }
 
-plan_entry::~plan_entry() {
+plan_entry::~plan_entry() { release(); }
+
+void plan_entry::release() noexcept {
   if (plan_ != nullptr) (void)api_->cutensorDestroyPlan(plan_);
   if (pref_ != nullptr) (void)api_->cutensorDestroyPlanPreference(pref_);
   if (op_ != nullptr) (void)api_->cutensorDestroyOperationDescriptor(op_);
@@ -156,6 +158,10 @@ void engine::on_evict(std::shared_ptr<plan_entry>& p) {
     p->own_workspace = nullptr;
   }
   graveyard_.push_back(p);
+  // Bounded: a long eager session that never synchronizes must not hold every evicted plan. The
+  // plans hold no device memory we own and cuTENSOR's plan does not outlive enqueued work's need
+  // for it (kernels are already launched), so destroying them here is safe, only slower.
+  if (graveyard_.size() > graveyard_limit) destroy_graveyard();
 }
 
 void engine::destroy_graveyard() noexcept { graveyard_.clear(); }
@@ -179,6 +185,10 @@ void engine::enqueue(const plan_entry& p, const void* a, const void* b, void* d,
 }
 
 void engine::execute(const lowered_step& s, dtype t, const void* a, const void* b, void* d) {
+  // Every descriptor promises 256-byte alignment (the pool's); a borrowed pointer must keep it.
+  for (const void* ptr : {a, b, static_cast<const void*>(d)})
+    if (ptr != nullptr && reinterpret_cast<std::uintptr_t>(ptr) % operand_alignment != 0)
+      throw not_supported("operand pointer is not 256-byte aligned; pass buffers from the pool or cudaMalloc");
   std::shared_ptr<plan_entry> p = plan(s, t);
   const std::uint64_t need = p->workspace_bytes();
   if (opt_.workspace == workspace_mode::per_plan) {
@@ -197,7 +207,8 @@ void engine::execute(const lowered_step& s, dtype t, const void* a, const void* 
 
 void engine::synchronize() {
   queue_->drain_all();
-  if (runtime_->synchronize_stream(stream_) != device::status::ok) TNRT_CUDA(cudaGetLastError());
+  if (runtime_->synchronize_stream(stream_) != device::status::ok)
+    throw device_error("stream synchronize failed in engine::synchronize (evicted plans kept until a later synchronize succeeds)");
   destroy_graveyard();
 }
 

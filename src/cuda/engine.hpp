@@ -32,6 +32,7 @@ class plan_entry {
   [[nodiscard]] cutensorPlan_t plan() const noexcept { return plan_; }
   [[nodiscard]] dtype type() const noexcept { return type_; }
 
+  void release() noexcept;
   // per_plan workspace mode: the buffer this plan owns, and the stream it was last used on.
   void* own_workspace = nullptr;
   cudaStream_t last_stream = nullptr;
@@ -91,6 +92,7 @@ class engine {
   std::unique_ptr<lru_cache<plan_entry>> cache_;
   // Evicted plans wait here: cuTENSOR's destroy calls block, so they run at synchronize/clear.
   std::vector<std::shared_ptr<plan_entry>> graveyard_;
+  static constexpr std::size_t graveyard_limit = 256;
   std::vector<std::int64_t> key_scratch_;
 };
 

@@ -31,7 +31,7 @@ enum class workspace_mode : std::uint8_t {
 struct options {
   int device = 0;
   exec_mode mode = exec_mode::eager;
-  std::size_t plan_cache_entries = 64;
+  std::size_t plan_cache_entries = 64;  // see docs/results.md for the sweep
   workspace_mode workspace = workspace_mode::shared;
   device::retire_mode retire = device::retire_mode::deferred;
   std::size_t retirement_capacity = device::retirement_queue::default_capacity;
@@ -79,6 +79,7 @@ struct run_request {
 struct run_result {
   host_tensor result;               // of the last repetition
   std::vector<double> times_ms;     // one per timed repetition: first call to device sync after the last step
+  std::vector<double> enqueue_ms;   // eager: host time until the call returned (all work enqueued)
   double compile_ms = 0;            // compiled mode: plans + memory plan + capture
   std::size_t peak_device_bytes = 0;  // pool high-water (eager) or arena + workspace (compiled)
   std::size_t plan_lower_bound_bytes = 0;  // compiled: the memory plan's lower bound
