@@ -51,9 +51,15 @@ class retirement_queue::impl {
     {
       std::lock_guard lock(mutex_);
       const bool capturing = runtime_.is_capturing(stream);
+      // A retire is a drain point, except during capture: polling there would invalidate it.
+      if (!capturing) drain_locked(to_release);
       // Barrier mode synchronizes the stream, which is illegal during capture; such a retirement
       // takes the deferred path instead (it is the only safe one).
       if (mode_ == retire_mode::barrier && !capturing) {
+        // Entries left from deferred mode or from a capture overflow still respect the bound.
+        while (entries_.size() > capacity_) {
+          if (!resolve_oldest_locked(to_release)) break;
+        }
         ++stats_.immediate;
         ++stats_.stream_syncs;
         if (runtime_.synchronize_stream(stream) == status::ok) {
@@ -63,8 +69,6 @@ class retirement_queue::impl {
           ++stats_.leaked;
         }
       } else {
-        // A retire is a drain point, except during capture: polling there would invalidate it.
-        if (!capturing) drain_locked(to_release);
         while (entries_.size() >= capacity_) {
           if (!resolve_oldest_locked(to_release)) {
             // Every queued entry is on a capturing stream: none can be waited on, so the bound

@@ -217,8 +217,6 @@ status fake_runtime::stream_wait_event(stream_handle stream, event_handle event)
   // it and everything after it completes only after the awaited work.
   const std::uint64_t wait_tick = ++s.enqueued;
   s.dependencies.push_back({wait_tick - 1, e.stream, e.tick});
-  auto& through = s.waited_through[e.stream];
-  through = std::max(through, e.tick);
   return status::ok;
 }
 
@@ -382,17 +380,38 @@ void fake_runtime::reset_counters() {
 
 // --- safety checks --------------------------------------------------------------------------------
 
+// Waits chain: if `stream` waited on an event recorded on B after B waited on C's tick t, then
+// `stream`'s future work is ordered after C through t, as on the device.
+std::map<stream_handle, std::uint64_t> fake_runtime::ordered_before_locked(stream_handle stream) {
+  std::map<stream_handle, std::uint64_t> ordered;
+  std::vector<std::pair<stream_handle, std::uint64_t>> work;
+  for (const auto& dep : stream_locked(stream).dependencies) work.emplace_back(dep.other, dep.other_tick);
+  while (!work.empty()) {
+    const auto [other, tick] = work.back();
+    work.pop_back();
+    auto [it, inserted] = ordered.emplace(other, tick);
+    if (!inserted) {
+      if (it->second >= tick) continue;
+      it->second = tick;
+    }
+    for (const auto& dep : stream_locked(other).dependencies) {
+      if (dep.after_tick < tick) work.emplace_back(dep.other, dep.other_tick);
+    }
+  }
+  return ordered;
+}
+
 void fake_runtime::check_handout(const void* ptr, std::size_t bytes, stream_handle stream, const char* what) {
   std::lock_guard lock(mutex_);
   const std::uintptr_t begin = address(ptr);
   const std::uintptr_t end = begin + bytes;
   std::erase_if(uses_, [&](const pending_use& use) { return !use_pending_locked(use); });
-  const auto& target = stream_locked(stream);
+  const auto ordered = ordered_before_locked(stream);
   for (const auto& use : uses_) {
     if (!(use.begin < end && begin < use.end)) continue;
     if (use.stream == stream) continue;  // stream order puts the new work after the old use
-    const auto waited = target.waited_through.find(use.stream);
-    if (waited != target.waited_through.end() && waited->second >= use.tick) continue;
+    const auto waited = ordered.find(use.stream);
+    if (waited != ordered.end() && waited->second >= use.tick) continue;
     std::ostringstream message;
     message << what << ": [" << ptr << ", +" << bytes << ") handed out for stream " << stream
             << " while work tick " << use.tick << " on stream " << use.stream << " still uses it";

@@ -127,8 +127,7 @@ class fake_runtime final : public device::device_runtime {
       device::stream_handle other;
       std::uint64_t other_tick;
     };
-    std::vector<dependency> dependencies;
-    std::map<device::stream_handle, std::uint64_t> waited_through;  // for check_handout
+    std::vector<dependency> dependencies;  // pruned once completed (their work is complete too)
     std::uint64_t queries = 0;
     std::uint64_t event_syncs = 0;
     std::uint64_t stream_syncs = 0;
@@ -149,6 +148,8 @@ class fake_runtime final : public device::device_runtime {
   stream_state& stream_locked(device::stream_handle stream);
   void complete_through_locked(device::stream_handle stream, std::uint64_t tick, int depth);
   bool use_pending_locked(const pending_use& use);
+  // stream -> the tick through which `stream`'s future work is ordered after it (transitively).
+  std::map<device::stream_handle, std::uint64_t> ordered_before_locked(device::stream_handle stream);
   void violation_locked(std::string message);
 
   mutable std::mutex mutex_;

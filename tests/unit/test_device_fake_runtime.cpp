@@ -78,6 +78,30 @@ TEST(device_fake_runtime, a_stream_wait_orders_the_waiting_stream_after_the_even
   (void)rt.destroy_event(e);
 }
 
+TEST(device_fake_runtime, waits_chain_transitively) {
+  const auto s2 = fake_runtime::stream(2);
+  fake_runtime rt;
+  rt.set_fail_on_violation(false);
+  char buffer[256] = {};
+  rt.use(buffer, sizeof buffer, s2);
+  event_handle on_s2 = nullptr;
+  event_handle on_s1 = nullptr;
+  ASSERT_EQ(rt.create_event(&on_s2), status::ok);
+  ASSERT_EQ(rt.create_event(&on_s1), status::ok);
+  ASSERT_EQ(rt.record_event(on_s1, s1), status::ok);  // before s1 waits: orders nothing about s2
+  ASSERT_EQ(rt.stream_wait_event(s0, on_s1), status::ok);
+  rt.check_handout(buffer, sizeof buffer, s0);
+  EXPECT_EQ(rt.violations().size(), 1u);
+  ASSERT_EQ(rt.record_event(on_s2, s2), status::ok);
+  ASSERT_EQ(rt.stream_wait_event(s1, on_s2), status::ok);  // s1 after s2's use
+  ASSERT_EQ(rt.record_event(on_s1, s1), status::ok);       // re-recorded after that wait
+  ASSERT_EQ(rt.stream_wait_event(s0, on_s1), status::ok);  // s0 after s1, hence after s2
+  rt.check_handout(buffer, sizeof buffer, s0);
+  EXPECT_EQ(rt.violations().size(), 1u);
+  (void)rt.destroy_event(on_s1);
+  (void)rt.destroy_event(on_s2);
+}
+
 TEST(device_fake_runtime, failures_are_injected_once_n_times_or_always) {
   fake_runtime rt;
   event_handle e = nullptr;

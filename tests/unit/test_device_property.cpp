@@ -48,7 +48,7 @@ struct live_block {
 
 class sequence {
  public:
-  explicit sequence(std::uint64_t seed) : rng_(seed) {
+  explicit sequence(std::uint64_t seed) : rng_(seed), trace_(env_or("TNRT_PROPERTY_TRACE", 0) == seed) {
     rt_.set_memory_limit(std::uniform_int_distribution<std::size_t>(8, 40)(rng_) * MiB);
     capacity_ = std::uniform_int_distribution<std::size_t>(1, 8)(rng_);
     queue_.set_capacity(capacity_);
@@ -91,6 +91,10 @@ class sequence {
     }
   }
 
+  void trace(const char* what, const void* p = nullptr, std::size_t bytes = 0, stream_handle s = nullptr) const {
+    if (trace_) std::printf("  %-22s %p +%zu stream %p\n", what, p, bytes, s);
+  }
+
   void one_step() {
     switch (pick(16)) {
       case 0:
@@ -104,6 +108,7 @@ class sequence {
           void* p = allocate_checked(pool_, rt_, bytes, s);
           check_not_leaked(p, pool_.size_of_block(p));
           live_.push_back({p, pool_.size_of_block(p), s});
+          trace("allocate", p, pool_.size_of_block(p), s);
         } catch (const tnrt::out_of_memory&) {
           ++ooms_;
         }
@@ -114,11 +119,13 @@ class sequence {
         if (live_.empty()) break;
         const auto& b = live_[pick(live_.size())];
         rt_.use(b.ptr, b.bytes, b.stream);
+        trace("use", b.ptr, b.bytes, b.stream);
         break;
       }
       case 5: {  // stream-ordered free
         if (live_.empty()) break;
         const std::size_t i = pick(live_.size());
+        trace("deallocate", live_[i].ptr, live_[i].bytes, live_[i].stream);
         pool_.deallocate(live_[i].ptr, live_[i].stream);
         live_.erase(live_.begin() + static_cast<std::ptrdiff_t>(i));
         break;
@@ -130,6 +137,7 @@ class sequence {
         const live_block b = live_[i];
         live_.erase(live_.begin() + static_cast<std::ptrdiff_t>(i));
         released_now_.clear();
+        trace("retire", b.ptr, b.bytes, b.stream);
         queue_.retire(b.ptr, b.stream);
         if (!released_now_.count(b.ptr) && !queue_.holds(b.ptr)) leaked_.emplace(b.ptr, b.bytes);
         if (!any_capturing()) {
@@ -143,6 +151,7 @@ class sequence {
         const std::size_t bytes = std::uniform_int_distribution<std::size_t>(1, 3 * MiB)(rng_);
         try {
           const auto l = workspace_.acquire(slot, bytes, s);
+          trace(l.temporary ? "workspace temporary" : "workspace acquire", l.ptr, l.bytes, s);
           rt_.check_handout(l.ptr, l.bytes, s, "workspace acquire");
           check_not_leaked(l.ptr, l.bytes);
           rt_.use(l.ptr, l.bytes, s);
@@ -154,9 +163,15 @@ class sequence {
       }
       case 9:
       case 10:  // the GPU makes progress
-        rt_.advance(random_stream(), std::uniform_int_distribution<std::uint64_t>(1, 4)(rng_));
+      {
+        const std::uint64_t n = std::uniform_int_distribution<std::uint64_t>(1, 4)(rng_);
+        const stream_handle s = random_stream();
+        rt_.advance(s, n);
+        trace("advance", nullptr, rt_.completed(s), s);
+      }
         break;
       case 11:
+        trace("drain");
         if (pick(3) == 0) {
           queue_.drain_all();
         } else {
@@ -168,23 +183,40 @@ class sequence {
                                               call_kind::query_event,       call_kind::synchronize_event,
                                               call_kind::synchronize_stream, call_kind::allocate,
                                               call_kind::stream_wait_event};
-        rt_.fail(kinds[pick(std::size(kinds))], 1 + pick(3));
+        const std::uint64_t times = 1 + pick(3);
+        const call_kind k = kinds[pick(std::size(kinds))];
+        rt_.fail(k, times);
+        trace(tnrt::test::to_string(k), nullptr, times);
         break;
       }
       case 13: {  // capture on/off
         const std::size_t i = pick(stream_count);
         capturing_[i] = !capturing_[i];
         rt_.set_capturing(fake_runtime::stream(i), capturing_[i]);
+        trace(capturing_[i] ? "capture on" : "capture off", nullptr, 0, fake_runtime::stream(i));
         break;
       }
       case 14:
-        (void)pool_.release_cached();
+        trace("release_cached or capacity");
+        if (pick(2) == 0) {
+          (void)pool_.release_cached();
+        } else {  // shrinking waits on the oldest entries; growing just raises the bound
+          capacity_ = 1 + pick(8);
+          queue_.set_capacity(capacity_);
+          if (!any_capturing()) {
+            EXPECT_LE(queue_.stats().in_flight, capacity_);
+          }
+        }
         break;
       case 15:
-        if (pick(2) == 0) {
-          workspace_.set_cap(pick(4) * 2 * MiB);
-        } else {
-          workspace_.clear();
+        trace("cap / clear / mode");
+        switch (pick(3)) {
+          case 0: workspace_.set_cap(pick(4) * 2 * MiB); break;
+          case 1: workspace_.clear(); break;
+          default:
+            queue_.set_mode(queue_.mode() == tnrt::device::retire_mode::deferred ? tnrt::device::retire_mode::barrier
+                                                                                 : tnrt::device::retire_mode::deferred);
+            break;
         }
         break;
       default:
@@ -269,6 +301,7 @@ class sequence {
   coverage coverage_;
 
   std::mt19937_64 rng_;
+  bool trace_ = false;  // TNRT_PROPERTY_TRACE=<seed> prints every step of that seed
   std::size_t capacity_ = 1;
   fake_runtime rt_;  // declared first: outlives everything that calls it
   caching_pool pool_{rt_};
