@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <complex>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace tnrt::cpu {
@@ -233,6 +235,19 @@ void run_direct(T* out, const T* a, const T* b, std::vector<loop_mode> out_modes
   std::vector<loop_mode> summed = sum_modes;
   const inner_block blk = dot ? take_block(summed, block_cap) : take_block(outer, block_cap);
   const std::int64_t outer_total = product(outer);
+  // TNRT_CPU_TRACE=1 prints each nest (fused modes, block shape): the first thing to look at when
+  // a step is slower than its byte count says it should be.
+  static const bool trace = std::getenv("TNRT_CPU_TRACE") != nullptr;
+  if (trace) {
+    auto dump = [](const char* what, const std::vector<loop_mode>& ms) {
+      std::fprintf(stderr, "%s:", what);
+      for (const auto& m : ms) std::fprintf(stderr, " (%lld o%lld a%lld b%lld)", static_cast<long long>(m.extent), static_cast<long long>(m.out_stride), static_cast<long long>(m.a_stride), static_cast<long long>(m.b_stride));
+      std::fprintf(stderr, "\n");
+    };
+    dump("out", out_modes);
+    dump("sum", sum_modes);
+    std::fprintf(stderr, "dot %d block rows %zu n %lld sa %lld sb %lld\n", dot ? 1 : 0, blk.ta.size(), static_cast<long long>(blk.n), static_cast<long long>(blk.sa), static_cast<long long>(blk.sb));
+  }
   const std::int64_t work = out_total * sum_total + out_total;
 
   parallel_for(outer_total, work, [&](std::int64_t lo, std::int64_t hi) {
