@@ -6,6 +6,7 @@
 #include <atomic>
 #include <bit>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -222,6 +223,24 @@ host_tensor read_npy(const std::string& path) {
   std::string header(header_len, '\0');
   if (std::fread(header.data(), 1, header_len, f.get()) != header_len) fail("truncated .npy header");
   const npy_header h = header_parser(header, path).parse();
+
+  // Size the data before allocating for it: a corrupt or truncated file must not cost (or, through
+  // an overflowing byte count, fool) the allocation.
+  std::int64_t count = 1;
+  for (std::int64_t e : h.shape) {
+    if (e != 0 && count > INT64_MAX / e) fail("shape " + shape_text(h.shape) + " is too large");
+    count *= e;
+  }
+  const auto element = static_cast<std::int64_t>(size_of(h.type));
+  if (count > INT64_MAX / element) fail("shape " + shape_text(h.shape) + " is too large");
+  const std::int64_t need = count * element;
+  if (const long here = std::ftell(f.get()); here >= 0 && std::fseek(f.get(), 0, SEEK_END) == 0) {
+    const long end = std::ftell(f.get());
+    if (std::fseek(f.get(), here, SEEK_SET) != 0) fail("cannot seek back to the data");
+    if (end >= here && end - here < need)
+      fail("truncated data: shape " + shape_text(h.shape) + " of " + std::string(descr_of(h.type)) + " needs " + std::to_string(need) +
+           " bytes after the header, the file has " + std::to_string(end - here));
+  }
 
   host_tensor t(h.type, h.shape);
   std::unique_ptr<unsigned char[]> column_major;

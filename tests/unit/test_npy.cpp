@@ -171,6 +171,17 @@ TEST_F(npy, truncated_files) {
   expect_error<tnrt::io_error>([&] { tnrt::read_npy(path("data.npy")); }, {"data.npy", "truncated data", "(2, 3)", "needs 24 bytes", "has 20"});
 }
 
+TEST_F(npy, absurd_shapes_fail_before_allocating) {
+  // 2^40 doubles claimed, 8 bytes present: refused from the file size, not by a failed allocation
+  write_bytes("huge.npy", raw_npy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (1048576, 1048576), }\n", std::string(8, '\0')));
+  expect_error<tnrt::io_error>([&] { tnrt::read_npy(path("huge.npy")); }, {"huge.npy", "truncated data", "needs 8796093022208 bytes", "has 8"});
+  // element count or byte count beyond 64 bits
+  write_bytes("over.npy", raw_npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }\n", ""));
+  expect_error<tnrt::io_error>([&] { tnrt::read_npy(path("over.npy")); }, {"over.npy", "too large"});
+  write_bytes("bytes.npy", raw_npy(1, "{'descr': '<c16', 'fortran_order': False, 'shape': (4611686018427387904,), }\n", ""));
+  expect_error<tnrt::io_error>([&] { tnrt::read_npy(path("bytes.npy")); }, {"bytes.npy", "too large"});
+}
+
 TEST_F(npy, trailing_bytes) {
   write_bytes("long.npy", raw_npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n", std::string(12, '\0')));
   expect_error<tnrt::io_error>([&] { tnrt::read_npy(path("long.npy")); }, {"long.npy", "unexpected bytes after the data"});
