@@ -32,16 +32,35 @@ namespace {
 constexpr double default_fill = 0.757858283255199;
 
 constexpr option_spec contract_specs[] = {
-    {"help", false},         {"dtype", true},     {"bond-dim", true},
-    {"label-size", true},    {"path", true},      {"optimizer", true},
-    {"shapes", true},        {"device", true},    {"mode", true},
-    {"fill", true},          {"random", true},    {"inputs", true},
-    {"out", true},           {"verify", false},   {"warmup", true},
-    {"repeat", true},        {"threads", true},   {"plan-cache", true},
-    {"workspace", true},     {"retire", true},    {"retire-capacity", true},
-    {"workspace-cap", true}, {"no-graph", false}, {"jit", false},
-    {"autotune", false},     {"json", true},      {"quiet", false},
+    {"help", false},
+    {"dtype", true},
+    {"bond-dim", true},
+    {"label-size", true},
+    {"path", true},
+    {"optimizer", true},
+    {"shapes", true},
+    {"device", true},
+    {"mode", true},
+    {"fill", true},
+    {"random", true},
+    {"inputs", true},
+    {"out", true},
+    {"verify", false},
+    {"warmup", true},
+    {"repeat", true},
+    {"threads", true},
+    {"plan-cache", true},
+    {"workspace", true},
+    {"retire", true},
+    {"retire-capacity", true},
+    {"workspace-cap", true},
+    {"no-graph", false},
+    {"jit", false},
+    {"autotune", false},
+    {"json", true},
+    {"quiet", false},
     {"bandwidth", true},
+    {"row-major-intermediates", false},
 };
 
 constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
@@ -72,6 +91,7 @@ execution:
 GPU knobs:
   --plan-cache N  --workspace shared|per_plan  --retire deferred|barrier  --retire-capacity N
   --workspace-cap BYTES (K/M/G)  --no-graph  --jit  --autotune
+  --row-major-intermediates  keep intermediates row-major (default: column-major, as the trees expect)
 report:
   --json FILE                machine-readable report (times, result, verification, counters, versions)
   --bandwidth GBPS           divisor of the bandwidth floor (default 4250, the H200's copy bandwidth)
@@ -332,6 +352,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
       a.int_or("retire-capacity", static_cast<std::int64_t>(o.retirement_capacity), 1, 1 << 20));
   o.workspace_cap = a.bytes_or("workspace-cap", o.workspace_cap);
   o.use_graph = !a.has("no-graph");
+  o.column_major_intermediates = !a.has("row-major-intermediates");
   o.jit = a.has("jit");
   o.autotune = a.has("autotune");
   return o;
@@ -358,6 +379,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
   const auto& s = r.stats;
   auto& j = out.gpu;
   j["compile_ms"] = r.compile_ms;
+  j["enqueue_ms"] = r.enqueue_ms;
   j["peak_device_bytes"] = r.peak_device_bytes;
   j["plan_lower_bound_bytes"] = r.plan_lower_bound_bytes;
   j["syncs_inside_calls"] = r.syncs_inside_calls;
@@ -367,6 +389,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"retirement_capacity", opt.retirement_capacity},
                   {"workspace_cap", opt.workspace_cap},
                   {"use_graph", opt.use_graph},
+                  {"column_major_intermediates", opt.column_major_intermediates},
                   {"jit", opt.jit},
                   {"autotune", opt.autotune}};
   j["counters"] = {
@@ -425,6 +448,13 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
   if (opt.mode == cuda::exec_mode::compiled) {
     std::snprintf(line, sizeof line, "compile: %.3f ms (memory plan lower bound %s)", r.compile_ms,
                   format_bytes(static_cast<double>(r.plan_lower_bound_bytes)).c_str());
+    add();
+  }
+  if (!r.enqueue_ms.empty()) {
+    const timing e = summarize_times(r.enqueue_ms);
+    std::snprintf(line, sizeof line,
+                  "enqueue: median %.3f ms, min %.3f ms, max %.3f ms (host time until all work was enqueued)", e.median,
+                  e.min, e.max);
     add();
   }
   std::snprintf(line, sizeof line, "plan cache: %zu/%zu entries, %llu hits, %llu misses, %llu evictions",
