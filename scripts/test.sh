@@ -7,7 +7,7 @@
 # and runs the unit and CLI tests there, except the full reference-network contractions (tc 2^33,
 # 1 GiB intermediates: many minutes unoptimized under ASan; the same kernels run in the small
 # differential tests, and the Release build runs them in full). TNRT_ASAN_EXCLUDE overrides that
-# regex ("" excludes nothing).
+# regex ("" excludes nothing). TNRT_CMAKE_ARGS (extra CMake arguments) applies to both builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${TNRT_BUILD_DIR:-build}
@@ -25,7 +25,7 @@ fi
 if [[ $sanitize == 1 ]]; then
   echo "test: AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan" >&2
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTNRT_CUDA=OFF \
-        -DTNRT_SANITIZE=address,undefined >/dev/null
+        -DTNRT_SANITIZE=address,undefined ${TNRT_CMAKE_ARGS:-} >/dev/null
   cmake --build build-asan -j "$jobs"
   exclude=${TNRT_ASAN_EXCLUDE-unit\.test_cpu_reference|cli\.reference}
   exclude_args=()
