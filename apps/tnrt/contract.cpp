@@ -1,6 +1,7 @@
 // `tnrt contract`: load a problem, make or read its inputs, run it on the CPU
 // engine or the GPU with warm-ups and timed repeats, optionally check the GPU
 // result against the CPU engine, then report.
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,7 +11,6 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "cli.hpp"
@@ -65,7 +65,7 @@ constexpr option_spec contract_specs[] = {
     {"row-major-intermediates", false},
 };
 
-constexpr const char *contract_help = R"(usage: tnrt contract INPUT [options]
+constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
 
 Contracts a tensor network and prints the result and the time.
 INPUT: a tree JSON (TensorNetworkBenchmarks) or einsum JSON file, decided by its content, or an
@@ -106,42 +106,35 @@ report:
 /// A one-line progress bar on stderr, only when stderr is a terminal (never in
 /// logs or pipes).
 class progress_bar {
-public:
+ public:
   progress_bar() : enabled_(::isatty(STDERR_FILENO) != 0) {}
-  progress_bar(const progress_bar &) = delete;
-  progress_bar &operator=(const progress_bar &) = delete;
+  progress_bar(const progress_bar&) = delete;
+  progress_bar& operator=(const progress_bar&) = delete;
   ~progress_bar() { clear(); }
 
-  void update(const char *phase, std::size_t done, std::size_t total) {
-    if (!enabled_)
-      return;
+  void update(const char* phase, std::size_t done, std::size_t total) {
+    if (!enabled_) return;
     const auto now = std::chrono::steady_clock::now();
     // Redrawing costs a write per step; a few per second is enough for the eye.
-    if (drawn_ && done != total && now - last_ < std::chrono::milliseconds(100))
-      return;
+    if (drawn_ && done != total && now - last_ < std::chrono::milliseconds(100)) return;
     last_ = now;
     constexpr int width = 30;
     const int filled =
-        total == 0 ? width
-                   : static_cast<int>(static_cast<double>(done) * width /
-                                      static_cast<double>(total));
-    std::string bar(static_cast<std::size_t>(std::clamp(filled, 0, width)),
-                    '#');
+        total == 0 ? width : static_cast<int>(static_cast<double>(done) * width / static_cast<double>(total));
+    std::string bar(static_cast<std::size_t>(std::clamp(filled, 0, width)), '#');
     bar.resize(width, ' ');
-    std::fprintf(stderr, "\r%-8s [%s] %zu/%zu", phase, bar.c_str(), done,
-                 total);
+    std::fprintf(stderr, "\r%-8s [%s] %zu/%zu", phase, bar.c_str(), done, total);
     std::fflush(stderr);
     drawn_ = true;
   }
   void clear() {
-    if (!drawn_)
-      return;
+    if (!drawn_) return;
     std::fputs("\r\033[K", stderr);
     std::fflush(stderr);
     drawn_ = false;
   }
 
-private:
+ private:
   bool enabled_;
   bool drawn_ = false;
   std::chrono::steady_clock::time_point last_{};
@@ -151,17 +144,16 @@ private:
 // -----------------------------------------------------------------------------------
 
 struct data_source {
-  std::string kind; // "fill", "random", "npy"
+  std::string kind;  // "fill", "random", "npy"
   double fill = default_fill;
   std::uint64_t seed = 0;
   std::vector<std::string> files;
 };
 
-std::string shape_text(const std::vector<std::int64_t> &shape) {
+std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i != 0)
-      s += ", ";
+    if (i != 0) s += ", ";
     s += std::to_string(shape[i]);
   }
   return s + "]";
@@ -169,39 +161,33 @@ std::string shape_text(const std::vector<std::int64_t> &shape) {
 
 /// --inputs files, read before the problem is loaded so that an expression can
 /// take its shapes and dtype from them.
-std::vector<host_tensor> read_inputs(const data_source &src) {
+std::vector<host_tensor> read_inputs(const data_source& src) {
   std::vector<host_tensor> inputs;
-  if (src.kind != "npy")
-    return inputs;
-  for (const auto &f : src.files)
-    inputs.push_back(read_npy(f));
+  if (src.kind != "npy") return inputs;
+  for (const auto& f : src.files) inputs.push_back(read_npy(f));
   return inputs;
 }
 
 /// Checks the --inputs tensors against the problem, or makes the inputs from
 /// --fill/--random.
-std::vector<host_tensor> make_inputs(const problem &p, const data_source &src,
-                                     std::vector<host_tensor> given) {
+std::vector<host_tensor> make_inputs(const problem& p, const data_source& src, std::vector<host_tensor> given) {
   const std::size_t n = p.net.inputs.size();
   std::vector<host_tensor> inputs;
   inputs.reserve(n);
   if (src.kind == "npy") {
     if (given.size() != n) {
-      throw usage_error("--inputs names " + std::to_string(given.size()) +
-                        " files but the problem has " + std::to_string(n) +
-                        " operands");
+      throw usage_error("--inputs names " + std::to_string(given.size()) + " files but the problem has " +
+                        std::to_string(n) + " operands");
     }
     for (std::size_t i = 0; i < n; ++i) {
       host_tensor t = std::move(given[i]);
       const auto want = p.net.shape_of(p.net.inputs[i]);
       if (t.shape() != want) {
-        throw io_error("'" + src.files[i] + "' has shape " +
-                       shape_text(t.shape()) + " but operand " +
+        throw io_error("'" + src.files[i] + "' has shape " + shape_text(t.shape()) + " but operand " +
                        std::to_string(i) + " needs " + shape_text(want));
       }
       if (t.type() != p.type) {
-        throw io_error("'" + src.files[i] + "' holds " +
-                       std::string(name_of(t.type())) + " but the problem is " +
+        throw io_error("'" + src.files[i] + "' holds " + std::string(name_of(t.type())) + " but the problem is " +
                        std::string(name_of(p.type)) + " (set --dtype)");
       }
       inputs.push_back(std::move(t));
@@ -225,19 +211,18 @@ std::vector<host_tensor> make_inputs(const problem &p, const data_source &src,
 
 struct result_summary {
   bool scalar = false;
-  std::complex<double> value; // the scalar (imaginary part 0 for real types)
-  double norm = 0;            // Frobenius norm
-  std::complex<double>
-      sum; // of all elements (the benchmark peers report it too)
+  std::complex<double> value;  // the scalar (imaginary part 0 for real types)
+  double norm = 0;             // Frobenius norm
+  std::complex<double> sum;    // of all elements (the benchmark peers report it too)
   bool finite = true;
 };
 
-result_summary summarize(const host_tensor &t) {
+result_summary summarize(const host_tensor& t) {
   result_summary s;
   s.scalar = t.rank() == 0;
   visit_dtype(t.type(), [&](auto zero) {
     using T = decltype(zero);
-    const T *p = t.as<T>();
+    const T* p = t.as<T>();
     double squares = 0;
     for (std::int64_t i = 0; i < t.size(); ++i) {
       const std::complex<double> x(p[i]);
@@ -246,16 +231,15 @@ result_summary summarize(const host_tensor &t) {
       s.sum += x;
     }
     s.norm = std::sqrt(squares);
-    if (t.size() >= 1)
-      s.value = std::complex<double>(p[0]);
+    if (t.size() >= 1) s.value = std::complex<double>(p[0]);
   });
   return s;
 }
 
 std::string format_scalar(std::complex<double> v, dtype type) {
   // %.9g round-trips a float, %.17g a double.
-  const char *real_fmt = is_double(type) ? "%.17g" : "%.9g";
-  const char *complex_fmt = is_double(type) ? "%.17g%+.17gj" : "%.9g%+.9gj";
+  const char* real_fmt = is_double(type) ? "%.17g" : "%.9g";
+  const char* complex_fmt = is_double(type) ? "%.17g%+.17gj" : "%.9g%+.9gj";
   char buf[96];
   if (is_complex(type)) {
     std::snprintf(buf, sizeof buf, complex_fmt, v.real(), v.imag());
@@ -266,21 +250,21 @@ std::string format_scalar(std::complex<double> v, dtype type) {
 }
 
 struct verification {
-  std::string status = "not_run"; // "passed", "failed", "not_run"
-  std::string reason;             // why not run
+  std::string status = "not_run";  // "passed", "failed", "not_run"
+  std::string reason;              // why not run
   double error = 0, tolerance = 0;
-  std::string measure; // "abs" (scalar) or "rel_norm" (tensor)
+  std::string measure;  // "abs" (scalar) or "rel_norm" (tensor)
 };
 
 /// |got - ref| <= atol + rtol * max(|ref|, 1) for a scalar; ||got - ref|| <=
 /// rtol * ||ref|| for a tensor. Tolerances by precision: single 1e-5/1e-4,
 /// double 1e-12/1e-10.
-verification compare(const host_tensor &got, const host_tensor &ref) {
+verification compare(const host_tensor& got, const host_tensor& ref) {
   verification v;
   v.status = "failed";
   if (got.shape() != ref.shape() || got.type() != ref.type()) {
-    v.reason = "result shape/dtype " + shape_text(got.shape()) +
-               " differs from the CPU engine's " + shape_text(ref.shape());
+    v.reason =
+        "result shape/dtype " + shape_text(got.shape()) + " differs from the CPU engine's " + shape_text(ref.shape());
     v.error = std::numeric_limits<double>::infinity();
     return v;
   }
@@ -291,8 +275,8 @@ verification compare(const host_tensor &got, const host_tensor &ref) {
   bool finite = true;
   visit_dtype(ref.type(), [&](auto zero) {
     using T = decltype(zero);
-    const T *g = got.as<T>();
-    const T *r = ref.as<T>();
+    const T* g = got.as<T>();
+    const T* r = ref.as<T>();
     for (std::int64_t i = 0; i < ref.size(); ++i) {
       const std::complex<double> gi(g[i]), ri(r[i]);
       finite = finite && std::isfinite(gi.real()) && std::isfinite(gi.imag());
@@ -309,8 +293,7 @@ verification compare(const host_tensor &got, const host_tensor &ref) {
     v.error = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
     v.tolerance = ref2 > 0 ? rtol : atol;
   }
-  if (finite && v.error <= v.tolerance)
-    v.status = "passed";
+  if (finite && v.error <= v.tolerance) v.status = "passed";
   return v;
 }
 
@@ -322,8 +305,7 @@ struct timing {
 timing summarize_times(std::vector<double> times) {
   timing t;
   t.times_ms = times;
-  if (times.empty())
-    return t;
+  if (times.empty()) return t;
   std::sort(times.begin(), times.end());
   const std::size_t n = times.size();
   t.median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
@@ -338,14 +320,13 @@ timing summarize_times(std::vector<double> times) {
 struct run_outcome {
   host_tensor result;
   std::vector<double> times_ms;
-  std::string device;                 // "cpu" / "cuda"
-  std::string mode;                   // "eager" / "compiled"
-  nlohmann::json gpu;                 // counters and versions (GPU only)
-  std::vector<std::string> gpu_lines; // counters as printed
+  std::string device;                  // "cpu" / "cuda"
+  std::string mode;                    // "eager" / "compiled"
+  nlohmann::json gpu;                  // counters and versions (GPU only)
+  std::vector<std::string> gpu_lines;  // counters as printed
 };
 
-run_outcome run_cpu(const problem &p, const std::vector<host_tensor> &inputs,
-                    int warmups, int repeats) {
+run_outcome run_cpu(const problem& p, const std::vector<host_tensor>& inputs, int warmups, int repeats) {
   run_outcome out;
   out.device = "cpu";
   out.mode = "eager";
@@ -353,16 +334,13 @@ run_outcome run_cpu(const problem &p, const std::vector<host_tensor> &inputs,
   const std::string phase_warm = "warmup", phase_run = "contract";
   for (int i = 0; i < warmups + repeats; ++i) {
     const bool timed = i >= warmups;
-    const char *phase = timed ? phase_run.c_str() : phase_warm.c_str();
-    const auto progress = [&](std::size_t done, std::size_t total) {
-      bar.update(phase, done, total);
-    };
+    const char* phase = timed ? phase_run.c_str() : phase_warm.c_str();
+    const auto progress = [&](std::size_t done, std::size_t total) { bar.update(phase, done, total); };
     const auto start = std::chrono::steady_clock::now();
     host_tensor r = cpu::contract(p, inputs, progress);
     const auto stop = std::chrono::steady_clock::now();
     if (timed) {
-      out.times_ms.push_back(
-          std::chrono::duration<double, std::milli>(stop - start).count());
+      out.times_ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
       out.result = std::move(r);
     }
   }
@@ -370,23 +348,17 @@ run_outcome run_cpu(const problem &p, const std::vector<host_tensor> &inputs,
 }
 
 #ifdef TNRT_HAVE_CUDA
-cuda::options gpu_options(const parsed_args &a, const std::string &mode) {
+cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   cuda::options o;
   o.mode = mode == "eager" ? cuda::exec_mode::eager : cuda::exec_mode::compiled;
-  o.plan_cache_entries = static_cast<std::size_t>(
-      a.int_or("plan-cache", static_cast<std::int64_t>(o.plan_cache_entries), 0,
-               1 << 24));
-  o.workspace =
-      a.choice_or("workspace", "shared", {"shared", "per_plan"}) == "shared"
-          ? cuda::workspace_mode::shared
-          : cuda::workspace_mode::per_plan;
-  o.retire =
-      a.choice_or("retire", "deferred", {"deferred", "barrier"}) == "deferred"
-          ? device::retire_mode::deferred
-          : device::retire_mode::barrier;
+  o.plan_cache_entries =
+      static_cast<std::size_t>(a.int_or("plan-cache", static_cast<std::int64_t>(o.plan_cache_entries), 0, 1 << 24));
+  o.workspace = a.choice_or("workspace", "shared", {"shared", "per_plan"}) == "shared" ? cuda::workspace_mode::shared
+                                                                                       : cuda::workspace_mode::per_plan;
+  o.retire = a.choice_or("retire", "deferred", {"deferred", "barrier"}) == "deferred" ? device::retire_mode::deferred
+                                                                                      : device::retire_mode::barrier;
   o.retirement_capacity = static_cast<std::size_t>(
-      a.int_or("retire-capacity",
-               static_cast<std::int64_t>(o.retirement_capacity), 1, 1 << 20));
+      a.int_or("retire-capacity", static_cast<std::int64_t>(o.retirement_capacity), 1, 1 << 20));
   o.workspace_cap = a.bytes_or("workspace-cap", o.workspace_cap);
   o.use_graph = !a.has("no-graph");
   o.column_major_intermediates = !a.has("row-major-intermediates");
@@ -395,8 +367,8 @@ cuda::options gpu_options(const parsed_args &a, const std::string &mode) {
   return o;
 }
 
-run_outcome run_gpu(const problem &p, const std::vector<host_tensor> &inputs,
-                    const cuda::options &opt, int warmups, int repeats) {
+run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, const cuda::options& opt, int warmups,
+                    int repeats) {
   progress_bar bar;
   cuda::run_request req;
   req.prob = &p;
@@ -404,8 +376,7 @@ run_outcome run_gpu(const problem &p, const std::vector<host_tensor> &inputs,
   req.opt = opt;
   req.warmups = warmups;
   req.repeats = repeats;
-  req.progress = [&bar](const char *phase, std::size_t done,
-                        std::size_t total) { bar.update(phase, done, total); };
+  req.progress = [&bar](const char* phase, std::size_t done, std::size_t total) { bar.update(phase, done, total); };
   cuda::run_result r = cuda::run(req);
   bar.clear();
 
@@ -414,25 +385,22 @@ run_outcome run_gpu(const problem &p, const std::vector<host_tensor> &inputs,
   out.mode = opt.mode == cuda::exec_mode::eager ? "eager" : "compiled";
   out.times_ms = r.times_ms;
   out.result = std::move(r.result);
-  const auto &s = r.stats;
-  auto &j = out.gpu;
+  const auto& s = r.stats;
+  auto& j = out.gpu;
   j["compile_ms"] = r.compile_ms;
   j["enqueue_ms"] = r.enqueue_ms;
   j["peak_device_bytes"] = r.peak_device_bytes;
   j["plan_lower_bound_bytes"] = r.plan_lower_bound_bytes;
   j["syncs_inside_calls"] = r.syncs_inside_calls;
-  j["options"] = {
-      {"plan_cache_entries", opt.plan_cache_entries},
-      {"workspace",
-       opt.workspace == cuda::workspace_mode::shared ? "shared" : "per_plan"},
-      {"retire",
-       opt.retire == device::retire_mode::deferred ? "deferred" : "barrier"},
-      {"retirement_capacity", opt.retirement_capacity},
-      {"workspace_cap", opt.workspace_cap},
-      {"use_graph", opt.use_graph},
-      {"column_major_intermediates", opt.column_major_intermediates},
-      {"jit", opt.jit},
-      {"autotune", opt.autotune}};
+  j["options"] = {{"plan_cache_entries", opt.plan_cache_entries},
+                  {"workspace", opt.workspace == cuda::workspace_mode::shared ? "shared" : "per_plan"},
+                  {"retire", opt.retire == device::retire_mode::deferred ? "deferred" : "barrier"},
+                  {"retirement_capacity", opt.retirement_capacity},
+                  {"workspace_cap", opt.workspace_cap},
+                  {"use_graph", opt.use_graph},
+                  {"column_major_intermediates", opt.column_major_intermediates},
+                  {"jit", opt.jit},
+                  {"autotune", opt.autotune}};
   j["counters"] = {
       {"plan_cache",
        {{"entries", s.plan_cache.entries},
@@ -483,16 +451,12 @@ run_outcome run_gpu(const problem &p, const std::vector<host_tensor> &inputs,
 
   char line[512];
   auto add = [&out, &line]() { out.gpu_lines.emplace_back(line); };
-  std::snprintf(line, sizeof line,
-                "device: %s (driver %s, CUDA %s, cuTENSOR %s)",
-                r.device_name.c_str(), r.driver_version.c_str(),
-                r.cuda_version.c_str(), r.cutensor_version.c_str());
+  std::snprintf(line, sizeof line, "device: %s (driver %s, CUDA %s, cuTENSOR %s)", r.device_name.c_str(),
+                r.driver_version.c_str(), r.cuda_version.c_str(), r.cutensor_version.c_str());
   add();
   if (opt.mode == cuda::exec_mode::compiled) {
-    std::snprintf(
-        line, sizeof line, "compile: %.3f ms (memory plan lower bound %s)",
-        r.compile_ms,
-        format_bytes(static_cast<double>(r.plan_lower_bound_bytes)).c_str());
+    std::snprintf(line, sizeof line, "compile: %.3f ms (memory plan lower bound %s)", r.compile_ms,
+                  format_bytes(static_cast<double>(r.plan_lower_bound_bytes)).c_str());
     add();
   }
   if (!r.enqueue_ms.empty()) {
@@ -503,48 +467,38 @@ run_outcome run_gpu(const problem &p, const std::vector<host_tensor> &inputs,
                   e.median, e.min, e.max);
     add();
   }
-  std::snprintf(
-      line, sizeof line,
-      "plan cache: %zu/%zu entries, %llu hits, %llu misses, %llu evictions",
-      s.plan_cache.entries, s.plan_cache.capacity,
-      static_cast<unsigned long long>(s.plan_cache.hits),
-      static_cast<unsigned long long>(s.plan_cache.misses),
-      static_cast<unsigned long long>(s.plan_cache.evictions));
-  add();
-  std::snprintf(
-      line, sizeof line,
-      "workspace: %zu slots, %s retained (cap %s), %llu grows, %llu temporary "
-      "uses",
-      s.workspace.slots,
-      format_bytes(static_cast<double>(s.workspace.retained_bytes)).c_str(),
-      format_bytes(static_cast<double>(s.workspace.cap)).c_str(),
-      static_cast<unsigned long long>(s.workspace.grows),
-      static_cast<unsigned long long>(s.workspace.temporary_uses));
+  std::snprintf(line, sizeof line, "plan cache: %zu/%zu entries, %llu hits, %llu misses, %llu evictions",
+                s.plan_cache.entries, s.plan_cache.capacity, static_cast<unsigned long long>(s.plan_cache.hits),
+                static_cast<unsigned long long>(s.plan_cache.misses),
+                static_cast<unsigned long long>(s.plan_cache.evictions));
   add();
   std::snprintf(line, sizeof line,
-                "retirement: %llu deferred, %llu released, %llu barrier "
-                "fallbacks, %llu leaked, %llu in flight (max %llu)",
-                static_cast<unsigned long long>(s.retirement.deferred),
-                static_cast<unsigned long long>(s.retirement.released),
-                static_cast<unsigned long long>(s.retirement.barrier_fallbacks),
-                static_cast<unsigned long long>(s.retirement.leaked),
-                static_cast<unsigned long long>(s.retirement.in_flight),
-                static_cast<unsigned long long>(s.retirement.max_in_flight));
+                "workspace: %zu slots, %s retained (cap %s), %llu grows, %llu temporary "
+                "uses",
+                s.workspace.slots, format_bytes(static_cast<double>(s.workspace.retained_bytes)).c_str(),
+                format_bytes(static_cast<double>(s.workspace.cap)).c_str(),
+                static_cast<unsigned long long>(s.workspace.grows),
+                static_cast<unsigned long long>(s.workspace.temporary_uses));
   add();
-  std::snprintf(line, sizeof line,
-                "pool: %s in use, %s cached, high water %s; peak device %s",
+  std::snprintf(
+      line, sizeof line,
+      "retirement: %llu deferred, %llu released, %llu barrier "
+      "fallbacks, %llu leaked, %llu in flight (max %llu)",
+      static_cast<unsigned long long>(s.retirement.deferred), static_cast<unsigned long long>(s.retirement.released),
+      static_cast<unsigned long long>(s.retirement.barrier_fallbacks),
+      static_cast<unsigned long long>(s.retirement.leaked), static_cast<unsigned long long>(s.retirement.in_flight),
+      static_cast<unsigned long long>(s.retirement.max_in_flight));
+  add();
+  std::snprintf(line, sizeof line, "pool: %s in use, %s cached, high water %s; peak device %s",
                 format_bytes(static_cast<double>(s.pool.bytes_in_use)).c_str(),
                 format_bytes(static_cast<double>(s.pool.bytes_cached)).c_str(),
                 format_bytes(static_cast<double>(s.pool.high_water)).c_str(),
                 format_bytes(static_cast<double>(r.peak_device_bytes)).c_str());
   add();
   std::snprintf(
-      line, sizeof line,
-      "syncs: %llu stream, %llu device, %llu event; %llu inside timed calls",
-      static_cast<unsigned long long>(s.syncs.stream_syncs),
-      static_cast<unsigned long long>(s.syncs.device_syncs),
-      static_cast<unsigned long long>(s.syncs.event_syncs),
-      static_cast<unsigned long long>(r.syncs_inside_calls));
+      line, sizeof line, "syncs: %llu stream, %llu device, %llu event; %llu inside timed calls",
+      static_cast<unsigned long long>(s.syncs.stream_syncs), static_cast<unsigned long long>(s.syncs.device_syncs),
+      static_cast<unsigned long long>(s.syncs.event_syncs), static_cast<unsigned long long>(r.syncs_inside_calls));
   add();
   return out;
 }
@@ -553,67 +507,51 @@ run_outcome run_gpu(const problem &p, const std::vector<host_tensor> &inputs,
 /// "cpu" or "cuda" for --device; throws device_error when cuda is asked for and
 /// cannot be had. `fallback_note` says why --device auto ended on the CPU, so
 /// that a user who expected the GPU learns why without a second command.
-std::string choose_device(const std::string &asked,
-                          std::string &fallback_note) {
+std::string choose_device(const std::string& asked, std::string& fallback_note) {
 #ifdef TNRT_HAVE_CUDA
-  if (asked == "cpu")
-    return "cpu";
+  if (asked == "cpu") return "cpu";
   const std::string reason = cuda::unavailable_reason();
-  if (reason.empty())
-    return "cuda";
-  if (asked == "cuda")
-    throw device_error(reason);
+  if (reason.empty()) return "cuda";
+  if (asked == "cuda") throw device_error(reason);
   fallback_note = "the GPU is not usable here: " + reason;
   return "cpu";
 #else
-  if (asked == "cuda")
-    throw device_error("this tnrt was built without the CUDA backend");
-  if (asked == "auto")
-    fallback_note = "this tnrt was built without the CUDA backend";
+  if (asked == "cuda") throw device_error("this tnrt was built without the CUDA backend");
+  if (asked == "auto") fallback_note = "this tnrt was built without the CUDA backend";
   return "cpu";
 #endif
 }
 
-} // namespace
+}  // namespace
 
-int run_contract(std::span<char *const> argv) {
+int run_contract(std::span<char* const> argv) {
   const parsed_args a("contract", argv, contract_specs);
   if (a.has("help")) {
     std::fputs(contract_help, stdout);
     return 0;
   }
   if (a.positionals().size() != 1) {
-    throw usage_error(
-        std::string(a.positionals().empty() ? "missing INPUT"
-                                            : "more than one INPUT") +
-        " (usage: tnrt contract INPUT [options]; see 'tnrt contract --help')");
+    throw usage_error(std::string(a.positionals().empty() ? "missing INPUT" : "more than one INPUT") +
+                      " (usage: tnrt contract INPUT [options]; see 'tnrt contract --help')");
   }
-  const std::string asked_device =
-      a.choice_or("device", "auto", {"cpu", "cuda", "auto"});
-  std::string mode =
-      a.choice_or("mode", "eager", {"eager", "compiled", "trace"});
-  if (mode == "trace")
-    mode = "compiled";
-  const double bandwidth_gbps =
-      a.double_or("bandwidth", default_bandwidth_gbps);
-  if (bandwidth_gbps <= 0)
-    throw usage_error("--bandwidth must be positive");
+  const std::string asked_device = a.choice_or("device", "auto", {"cpu", "cuda", "auto"});
+  std::string mode = a.choice_or("mode", "eager", {"eager", "compiled", "trace"});
+  if (mode == "trace") mode = "compiled";
+  const double bandwidth_gbps = a.double_or("bandwidth", default_bandwidth_gbps);
+  if (bandwidth_gbps <= 0) throw usage_error("--bandwidth must be positive");
   const int threads = static_cast<int>(a.int_or("threads", 0, 1, 4096));
 
   data_source src;
   const int data_flags = int{a.has("inputs")} + int{a.has("random")};
-  if (data_flags > 1)
-    throw usage_error("--inputs and --random exclude each other");
-  if (a.has("inputs") && a.has("fill"))
-    throw usage_error("--inputs and --fill exclude each other");
+  if (data_flags > 1) throw usage_error("--inputs and --random exclude each other");
+  if (a.has("inputs") && a.has("fill")) throw usage_error("--inputs and --fill exclude each other");
   src.fill = a.double_or("fill", default_fill);
   if (a.has("inputs")) {
     src.kind = "npy";
     src.files = split(*a.value("inputs"), ',');
   } else if (a.has("random")) {
     src.kind = "random";
-    src.seed = static_cast<std::uint64_t>(
-        a.int_or("random", 0, 0, std::numeric_limits<std::int64_t>::max()));
+    src.seed = static_cast<std::uint64_t>(a.int_or("random", 0, 0, std::numeric_limits<std::int64_t>::max()));
   } else {
     src.kind = "fill";
   }
@@ -635,15 +573,13 @@ int run_contract(std::span<char *const> argv) {
   const std::string device_name = choose_device(asked_device, fallback_note);
   const bool on_gpu = device_name == "cuda";
   if (!on_gpu && asked_device == "cpu" && mode == "compiled") {
-    throw not_supported("--mode compiled runs on the GPU only; the CPU engine "
-                        "contracts eagerly");
+    throw not_supported(
+        "--mode compiled runs on the GPU only; the CPU engine "
+        "contracts eagerly");
   }
-  const int warmups =
-      static_cast<int>(a.int_or("warmup", on_gpu ? 3 : 0, 0, 1000000));
-  const int repeats =
-      static_cast<int>(a.int_or("repeat", on_gpu ? 10 : 1, 1, 1000000));
-  if (threads > 0)
-    cpu::set_threads(threads);
+  const int warmups = static_cast<int>(a.int_or("warmup", on_gpu ? 3 : 0, 0, 1000000));
+  const int repeats = static_cast<int>(a.int_or("repeat", on_gpu ? 10 : 1, 1, 1000000));
+  if (threads > 0) cpu::set_threads(threads);
 
   std::vector<host_tensor> given = read_inputs(src);
   const problem p = load_problem(a.positionals().front(), a, given);
@@ -667,9 +603,7 @@ int run_contract(std::span<char *const> argv) {
   if (verify && on_gpu) {
     progress_bar bar;
     const host_tensor ref =
-        cpu::contract(p, inputs, [&bar](std::size_t d, std::size_t n) {
-          bar.update("verify", d, n);
-        });
+        cpu::contract(p, inputs, [&bar](std::size_t d, std::size_t n) { bar.update("verify", d, n); });
     bar.clear();
     ver = compare(run.result, ref);
   } else if (verify) {
@@ -682,44 +616,37 @@ int run_contract(std::span<char *const> argv) {
   const double floor_ms = rw_bytes / (bandwidth_gbps * 1e9) * 1e3;
 
   // ---- stdout
-  const std::string value_text =
-      res.scalar ? format_scalar(res.value, p.type) : std::string{};
+  const std::string value_text = res.scalar ? format_scalar(res.value, p.type) : std::string{};
   char norm_text[64];
-  std::snprintf(norm_text, sizeof norm_text,
-                is_double(p.type) ? "%.17g" : "%.9g", res.norm);
+  std::snprintf(norm_text, sizeof norm_text, is_double(p.type) ? "%.17g" : "%.9g", res.norm);
   if (quiet) {
     if (res.scalar) {
       std::printf("%s\n", value_text.c_str());
     } else {
-      std::printf("shape %s norm %s\n", shape_text(run.result.shape()).c_str(),
-                  norm_text);
+      std::printf("shape %s norm %s\n", shape_text(run.result.shape()).c_str(), norm_text);
     }
   } else {
-    std::printf("problem: %s (%zu inputs, %zu steps, %s)\n", p.source.c_str(),
-                p.net.inputs.size(), cost.steps,
+    std::printf("problem: %s (%zu inputs, %zu steps, %s)\n", p.source.c_str(), p.net.inputs.size(), cost.steps,
                 std::string(name_of(p.type)).c_str());
     if (res.scalar) {
       std::printf("result: %s\n", value_text.c_str());
     } else {
-      std::printf("result: tensor of shape %s, norm %s%s\n",
-                  shape_text(run.result.shape()).c_str(), norm_text,
+      std::printf("result: tensor of shape %s, norm %s%s\n", shape_text(run.result.shape()).c_str(), norm_text,
                   a.has("out") ? "" : " (use --out FILE.npy to save it)");
     }
-    std::printf("time: median %.3f ms, min %.3f ms, max %.3f ms over %zu runs "
-                "(%d warm-ups) on %s, %s\n",
-                t.median, t.min, t.max, t.times_ms.size(), warmups,
-                run.device.c_str(), run.mode.c_str());
-    std::printf("floor: %.3f ms (%s read+written at %g GB/s)\n", floor_ms,
-                format_bytes(rw_bytes).c_str(), bandwidth_gbps);
-    if (!fallback_note.empty())
-      std::printf("device: cpu engine (%s)\n", fallback_note.c_str());
-    for (const auto &line : run.gpu_lines)
-      std::printf("%s\n", line.c_str());
+    std::printf(
+        "time: median %.3f ms, min %.3f ms, max %.3f ms over %zu runs "
+        "(%d warm-ups) on %s, %s\n",
+        t.median, t.min, t.max, t.times_ms.size(), warmups, run.device.c_str(), run.mode.c_str());
+    std::printf("floor: %.3f ms (%s read+written at %g GB/s)\n", floor_ms, format_bytes(rw_bytes).c_str(),
+                bandwidth_gbps);
+    if (!fallback_note.empty()) std::printf("device: cpu engine (%s)\n", fallback_note.c_str());
+    for (const auto& line : run.gpu_lines) std::printf("%s\n", line.c_str());
     if (ver.status != "not_run") {
-      std::printf("verify: %s (%s error %.3g, tolerance %.3g, against the CPU "
-                  "engine)\n",
-                  ver.status.c_str(), ver.measure.c_str(), ver.error,
-                  ver.tolerance);
+      std::printf(
+          "verify: %s (%s error %.3g, tolerance %.3g, against the CPU "
+          "engine)\n",
+          ver.status.c_str(), ver.measure.c_str(), ver.error, ver.tolerance);
     } else if (verify) {
       std::printf("verify: not run (%s)\n", ver.reason.c_str());
     }
@@ -733,27 +660,17 @@ int run_contract(std::span<char *const> argv) {
     j["tool"] = "tnrt";
     j["status"] = ver.status == "failed" ? "verification_failed" : "ok";
     j["version"] = std::string(version);
-    j["problem"] = {{"source", p.source},
-                    {"inputs", p.net.inputs.size()},
-                    {"labels", p.net.label_count()},
-                    {"steps", cost.steps},
-                    {"log2_tc", cost.log2_tc},
-                    {"log2_sc", cost.log2_sc},
-                    {"log2_rwc", cost.log2_rwc},
-                    {"flops", cost.flops},
-                    {"rw_bytes", rw_bytes}};
+    j["problem"] = {{"source", p.source},        {"inputs", p.net.inputs.size()}, {"labels", p.net.label_count()},
+                    {"steps", cost.steps},       {"log2_tc", cost.log2_tc},       {"log2_sc", cost.log2_sc},
+                    {"log2_rwc", cost.log2_rwc}, {"flops", cost.flops},           {"rw_bytes", rw_bytes}};
     j["dtype"] = std::string(name_of(p.type));
     j["device"] = run.device;
-    if (!fallback_note.empty())
-      j["device_note"] = fallback_note;
+    if (!fallback_note.empty()) j["device_note"] = fallback_note;
     j["mode"] = run.mode;
     if (src.kind == "npy") {
       j["data"] = {{"kind", "npy"}, {"files", src.files}};
     } else if (src.kind == "random") {
-      j["data"] = {{"kind", "random"},
-                   {"seed", src.seed},
-                   {"lo", src.fill * 0.9},
-                   {"hi", src.fill * 1.1}};
+      j["data"] = {{"kind", "random"}, {"seed", src.seed}, {"lo", src.fill * 0.9}, {"hi", src.fill * 1.1}};
     } else {
       j["data"] = {{"kind", "fill"}, {"value", src.fill}};
     }
@@ -770,10 +687,8 @@ int run_contract(std::span<char *const> argv) {
                              {"finite", res.finite},
                              {"sum", {res.sum.real(), res.sum.imag()}}};
     if (res.scalar) {
-      result["scalar"] = is_complex(p.type)
-                             ? nlohmann::json{{"re", res.value.real()},
-                                              {"im", res.value.imag()}}
-                             : nlohmann::json(res.value.real());
+      result["scalar"] = is_complex(p.type) ? nlohmann::json{{"re", res.value.real()}, {"im", res.value.imag()}}
+                                            : nlohmann::json(res.value.real());
       result["text"] = value_text;
     }
     j["result"] = result;
@@ -787,11 +702,9 @@ int run_contract(std::span<char *const> argv) {
       j["verification"]["reason"] = ver.reason;
     }
     if (!run.gpu.is_null()) {
-      for (auto it = run.gpu.begin(); it != run.gpu.end(); ++it)
-        j[it.key()] = it.value();
+      for (auto it = run.gpu.begin(); it != run.gpu.end(); ++it) j[it.key()] = it.value();
     }
-    if (threads > 0)
-      j["threads"] = threads;
+    if (threads > 0) j["threads"] = threads;
     j["versions"]["tnrt"] = std::string(version);
     j["versions"]["compiler"] = std::string(__VERSION__);
     write_file_atomically(*json_path, j.dump(2) + "\n");
@@ -802,13 +715,11 @@ int run_contract(std::span<char *const> argv) {
     std::snprintf(msg, sizeof msg,
                   "the GPU result differs from the CPU engine's (%s error %.3g "
                   "> tolerance %.3g)%s",
-                  ver.measure.c_str(), ver.error, ver.tolerance,
-                  a.has("out") ? "; --out not written" : "");
+                  ver.measure.c_str(), ver.error, ver.tolerance, a.has("out") ? "; --out not written" : "");
     throw verification_error(msg);
   }
-  if (const auto out_path = a.value("out"))
-    write_npy(*out_path, run.result);
+  if (const auto out_path = a.value("out")) write_npy(*out_path, run.result);
   return 0;
 }
 
-} // namespace tnrt::cli
+}  // namespace tnrt::cli
