@@ -1,6 +1,5 @@
-// `tnrt contract`: load a problem, make or read its inputs, run it on the CPU
-// engine or the GPU with warm-ups and timed repeats, optionally check the GPU
-// result against the CPU engine, then report.
+// `tnrt contract`: load a problem, make or read its inputs, run it on the CPU engine or the GPU with
+// warm-ups and timed repeats, optionally check the GPU result against the CPU engine, then report.
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
@@ -27,10 +26,9 @@ namespace tnrt::cli {
 
 namespace {
 
-/// 0.5^0.4, the TensorNetworkBenchmarks value: the reference network has 550
-/// tensors over 220 labels of extent 2, so with every element at 0.5^0.4 its
-/// result is 2^220 * 0.5^(0.4*550) = 1. (0.8408964152537145, quoted beside
-/// "0.5^0.4" in some notes, is 0.5^0.25 and gives 2^82.5.)
+/// 0.5^0.4, the TensorNetworkBenchmarks value: the reference network has 550 tensors over 220
+/// labels of extent 2, so with every element at 0.5^0.4 its result is 2^220 * 0.5^(0.4*550) = 1.
+/// (0.8408964152537145, quoted beside "0.5^0.4" in some notes, is 0.5^0.25 and gives 2^82.5.)
 constexpr double default_fill = 0.757858283255199;
 
 constexpr option_spec contract_specs[] = {
@@ -100,11 +98,9 @@ report:
   --quiet                    print only the result value
 )";
 
-// ---- progress on a terminal
-// -------------------------------------------------------------------
+// ---- progress on a terminal -------------------------------------------------------------------
 
-/// A one-line progress bar on stderr, only when stderr is a terminal (never in
-/// logs or pipes).
+/// A one-line progress bar on stderr, only when stderr is a terminal (never in logs or pipes).
 class progress_bar {
  public:
   progress_bar() : enabled_(::isatty(STDERR_FILENO) != 0) {}
@@ -140,8 +136,7 @@ class progress_bar {
   std::chrono::steady_clock::time_point last_{};
 };
 
-// ---- inputs
-// -----------------------------------------------------------------------------------
+// ---- inputs -----------------------------------------------------------------------------------
 
 struct data_source {
   std::string kind;  // "fill", "random", "npy"
@@ -159,8 +154,8 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return s + "]";
 }
 
-/// --inputs files, read before the problem is loaded so that an expression can
-/// take its shapes and dtype from them.
+/// --inputs files, read before the problem is loaded so that an expression can take its shapes
+/// and dtype from them.
 std::vector<host_tensor> read_inputs(const data_source& src) {
   std::vector<host_tensor> inputs;
   if (src.kind != "npy") return inputs;
@@ -168,8 +163,7 @@ std::vector<host_tensor> read_inputs(const data_source& src) {
   return inputs;
 }
 
-/// Checks the --inputs tensors against the problem, or makes the inputs from
-/// --fill/--random.
+/// Checks the --inputs tensors against the problem, or makes the inputs from --fill/--random.
 std::vector<host_tensor> make_inputs(const problem& p, const data_source& src, std::vector<host_tensor> given) {
   const std::size_t n = p.net.inputs.size();
   std::vector<host_tensor> inputs;
@@ -206,8 +200,7 @@ std::vector<host_tensor> make_inputs(const problem& p, const data_source& src, s
   return inputs;
 }
 
-// ---- results
-// ----------------------------------------------------------------------------------
+// ---- results ----------------------------------------------------------------------------------
 
 struct result_summary {
   bool scalar = false;
@@ -256,9 +249,8 @@ struct verification {
   std::string measure;  // "abs" (scalar) or "rel_norm" (tensor)
 };
 
-/// |got - ref| <= atol + rtol * max(|ref|, 1) for a scalar; ||got - ref|| <=
-/// rtol * ||ref|| for a tensor. Tolerances by precision: single 1e-5/1e-4,
-/// double 1e-12/1e-10.
+/// |got - ref| <= atol + rtol * max(|ref|, 1) for a scalar; ||got - ref|| <= rtol * ||ref|| for a
+/// tensor. Tolerances by precision: single 1e-5/1e-4, double 1e-12/1e-10.
 verification compare(const host_tensor& got, const host_tensor& ref) {
   verification v;
   v.status = "failed";
@@ -314,8 +306,7 @@ timing summarize_times(std::vector<double> times) {
   return t;
 }
 
-// ---- running
-// ----------------------------------------------------------------------------------
+// ---- running ----------------------------------------------------------------------------------
 
 struct run_outcome {
   host_tensor result;
@@ -462,9 +453,8 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
   if (!r.enqueue_ms.empty()) {
     const timing e = summarize_times(r.enqueue_ms);
     std::snprintf(line, sizeof line,
-                  "enqueue: median %.3f ms, min %.3f ms, max %.3f ms (host "
-                  "time until all work was enqueued)",
-                  e.median, e.min, e.max);
+                  "enqueue: median %.3f ms, min %.3f ms, max %.3f ms (host time until all work was enqueued)", e.median,
+                  e.min, e.max);
     add();
   }
   std::snprintf(line, sizeof line, "plan cache: %zu/%zu entries, %llu hits, %llu misses, %llu evictions",
@@ -472,9 +462,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                 static_cast<unsigned long long>(s.plan_cache.misses),
                 static_cast<unsigned long long>(s.plan_cache.evictions));
   add();
-  std::snprintf(line, sizeof line,
-                "workspace: %zu slots, %s retained (cap %s), %llu grows, %llu temporary "
-                "uses",
+  std::snprintf(line, sizeof line, "workspace: %zu slots, %s retained (cap %s), %llu grows, %llu temporary uses",
                 s.workspace.slots, format_bytes(static_cast<double>(s.workspace.retained_bytes)).c_str(),
                 format_bytes(static_cast<double>(s.workspace.cap)).c_str(),
                 static_cast<unsigned long long>(s.workspace.grows),
@@ -482,8 +470,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
   add();
   std::snprintf(
       line, sizeof line,
-      "retirement: %llu deferred, %llu released, %llu barrier "
-      "fallbacks, %llu leaked, %llu in flight (max %llu)",
+      "retirement: %llu deferred, %llu released, %llu barrier fallbacks, %llu leaked, %llu in flight (max %llu)",
       static_cast<unsigned long long>(s.retirement.deferred), static_cast<unsigned long long>(s.retirement.released),
       static_cast<unsigned long long>(s.retirement.barrier_fallbacks),
       static_cast<unsigned long long>(s.retirement.leaked), static_cast<unsigned long long>(s.retirement.in_flight),
@@ -504,9 +491,9 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
 }
 #endif
 
-/// "cpu" or "cuda" for --device; throws device_error when cuda is asked for and
-/// cannot be had. `fallback_note` says why --device auto ended on the CPU, so
-/// that a user who expected the GPU learns why without a second command.
+/// "cpu" or "cuda" for --device; throws device_error when cuda is asked for and cannot be had.
+/// `fallback_note` says why --device auto ended on the CPU, so that a user who expected the GPU
+/// learns why without a second command.
 std::string choose_device(const std::string& asked, std::string& fallback_note) {
 #ifdef TNRT_HAVE_CUDA
   if (asked == "cpu") return "cpu";
@@ -558,8 +545,8 @@ int run_contract(std::span<char* const> argv) {
   const bool quiet = a.has("quiet");
   const bool verify = a.has("verify");
 
-  // Everything that can be checked without work is checked before loading: a
-  // typo in a GPU knob should not cost a CPU contraction first.
+  // Everything that can be checked without work is checked before loading: a typo in a GPU knob
+  // should not cost a CPU contraction first.
 #ifdef TNRT_HAVE_CUDA
   const cuda::options gpu_opt = gpu_options(a, mode);
 #else
@@ -573,9 +560,7 @@ int run_contract(std::span<char* const> argv) {
   const std::string device_name = choose_device(asked_device, fallback_note);
   const bool on_gpu = device_name == "cuda";
   if (!on_gpu && asked_device == "cpu" && mode == "compiled") {
-    throw not_supported(
-        "--mode compiled runs on the GPU only; the CPU engine "
-        "contracts eagerly");
+    throw not_supported("--mode compiled runs on the GPU only; the CPU engine contracts eagerly");
   }
   const int warmups = static_cast<int>(a.int_or("warmup", on_gpu ? 3 : 0, 0, 1000000));
   const int repeats = static_cast<int>(a.int_or("repeat", on_gpu ? 10 : 1, 1, 1000000));
@@ -634,27 +619,22 @@ int run_contract(std::span<char* const> argv) {
       std::printf("result: tensor of shape %s, norm %s%s\n", shape_text(run.result.shape()).c_str(), norm_text,
                   a.has("out") ? "" : " (use --out FILE.npy to save it)");
     }
-    std::printf(
-        "time: median %.3f ms, min %.3f ms, max %.3f ms over %zu runs "
-        "(%d warm-ups) on %s, %s\n",
-        t.median, t.min, t.max, t.times_ms.size(), warmups, run.device.c_str(), run.mode.c_str());
+    std::printf("time: median %.3f ms, min %.3f ms, max %.3f ms over %zu runs (%d warm-ups) on %s, %s\n", t.median,
+                t.min, t.max, t.times_ms.size(), warmups, run.device.c_str(), run.mode.c_str());
     std::printf("floor: %.3f ms (%s read+written at %g GB/s)\n", floor_ms, format_bytes(rw_bytes).c_str(),
                 bandwidth_gbps);
     if (!fallback_note.empty()) std::printf("device: cpu engine (%s)\n", fallback_note.c_str());
     for (const auto& line : run.gpu_lines) std::printf("%s\n", line.c_str());
     if (ver.status != "not_run") {
-      std::printf(
-          "verify: %s (%s error %.3g, tolerance %.3g, against the CPU "
-          "engine)\n",
-          ver.status.c_str(), ver.measure.c_str(), ver.error, ver.tolerance);
+      std::printf("verify: %s (%s error %.3g, tolerance %.3g, against the CPU engine)\n", ver.status.c_str(),
+                  ver.measure.c_str(), ver.error, ver.tolerance);
     } else if (verify) {
       std::printf("verify: not run (%s)\n", ver.reason.c_str());
     }
   }
   std::fflush(stdout);
 
-  // ---- machine-readable report: written on verification failure too, so the
-  // harness records it.
+  // ---- machine-readable report: written on verification failure too, so the harness records it.
   if (const auto json_path = a.value("json")) {
     nlohmann::json j;
     j["tool"] = "tnrt";
@@ -712,9 +692,7 @@ int run_contract(std::span<char* const> argv) {
 
   if (ver.status == "failed") {
     char msg[256];
-    std::snprintf(msg, sizeof msg,
-                  "the GPU result differs from the CPU engine's (%s error %.3g "
-                  "> tolerance %.3g)%s",
+    std::snprintf(msg, sizeof msg, "the GPU result differs from the CPU engine's (%s error %.3g > tolerance %.3g)%s",
                   ver.measure.c_str(), ver.error, ver.tolerance, a.has("out") ? "; --out not written" : "");
     throw verification_error(msg);
   }
