@@ -32,35 +32,18 @@ namespace {
 constexpr double default_fill = 0.757858283255199;
 
 constexpr option_spec contract_specs[] = {
-    {"help", false},
-    {"dtype", true},
-    {"bond-dim", true},
-    {"label-size", true},
-    {"path", true},
-    {"optimizer", true},
-    {"shapes", true},
-    {"device", true},
-    {"mode", true},
-    {"fill", true},
-    {"random", true},
-    {"inputs", true},
-    {"out", true},
-    {"verify", false},
-    {"warmup", true},
-    {"repeat", true},
-    {"threads", true},
-    {"plan-cache", true},
-    {"workspace", true},
-    {"retire", true},
-    {"retire-capacity", true},
-    {"workspace-cap", true},
-    {"no-graph", false},
-    {"jit", false},
-    {"autotune", false},
-    {"json", true},
-    {"quiet", false},
-    {"bandwidth", true},
-    {"row-major-intermediates", false},
+    {"help", false},         {"dtype", true},     {"bond-dim", true},
+    {"label-size", true},    {"path", true},      {"optimizer", true},
+    {"shapes", true},        {"device", true},    {"mode", true},
+    {"fill", true},          {"random", true},    {"inputs", true},
+    {"out", true},           {"verify", false},   {"warmup", true},
+    {"repeat", true},        {"threads", true},   {"plan-cache", true},
+    {"workspace", true},     {"retire", true},    {"retire-capacity", true},
+    {"workspace-cap", true}, {"no-graph", false}, {"jit", false},
+    {"autotune", false},     {"json", true},      {"quiet", false},
+    {"bandwidth", true},     {"layout", true},    {"no-fuse", false},
+    {"skinny", true},
+    {"algo", true},        {"fuse-max", true},
 };
 
 constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
@@ -91,7 +74,12 @@ execution:
 GPU knobs:
   --plan-cache N  --workspace shared|per_plan  --retire deferred|barrier  --retire-capacity N
   --workspace-cap BYTES (K/M/G)  --no-graph  --jit  --autotune
-  --row-major-intermediates  keep intermediates row-major (default: column-major, as the trees expect)
+  --layout column|follow|row intermediates' layout (default column: the tree's label order, first contiguous)
+  --no-fuse                  run every step through cuTENSOR (default: small subtrees in one fused launch)
+  --skinny off|auto|on       skinny steps via tnrt's streaming kernel (default off; auto: compiled mode
+                             times both per step at compile time and keeps the faster)
+  --algo default|patient|gett|tgett|ttgt   cuTENSOR's algorithm choice
+  --fuse-max N               largest operand/result (elements) of an absorbed small step (default 1024)
 report:
   --json FILE                machine-readable report (times, result, verification, counters, versions)
   --bandwidth GBPS           divisor of the bandwidth floor (default 4250, the H200's copy bandwidth)
@@ -352,8 +340,19 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
       a.int_or("retire-capacity", static_cast<std::int64_t>(o.retirement_capacity), 1, 1 << 20));
   o.workspace_cap = a.bytes_or("workspace-cap", o.workspace_cap);
   o.use_graph = !a.has("no-graph");
-  o.column_major_intermediates = !a.has("row-major-intermediates");
+  const std::string layout = a.choice_or("layout", "column", {"follow", "column", "row"});
+  o.intermediate_layout = layout == "follow"   ? layout_policy::follow
+                          : layout == "column" ? layout_policy::column_major
+                                               : layout_policy::row_major;
+  o.fuse_small_steps = !a.has("no-fuse");
+  const std::string sk = a.choice_or("skinny", "off", {"auto", "on", "off"});
+  o.skinny_kernel = sk == "on"    ? cuda::options::choice::always
+                    : sk == "off" ? cuda::options::choice::never
+                                  : cuda::options::choice::automatic;
+  o.fuse_max_elements = a.int_or("fuse-max", o.fuse_max_elements, 1, 1 << 20);
   o.jit = a.has("jit");
+  const std::string algo = a.choice_or("algo", "default", {"default", "patient", "gett", "tgett", "ttgt"});
+  o.algo = algo == "patient" ? -6 : algo == "gett" ? -4 : algo == "tgett" ? -3 : algo == "ttgt" ? -2 : -1;
   o.autotune = a.has("autotune");
   return o;
 }
@@ -389,8 +388,16 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"retirement_capacity", opt.retirement_capacity},
                   {"workspace_cap", opt.workspace_cap},
                   {"use_graph", opt.use_graph},
-                  {"column_major_intermediates", opt.column_major_intermediates},
+                  {"layout", opt.intermediate_layout == layout_policy::follow         ? "follow"
+                             : opt.intermediate_layout == layout_policy::column_major ? "column"
+                                                                                      : "row"},
+                  {"fuse_small_steps", opt.fuse_small_steps},
+                  {"skinny_kernel", opt.skinny_kernel == cuda::options::choice::always  ? "on"
+                                    : opt.skinny_kernel == cuda::options::choice::never ? "off"
+                                                                                        : "auto"},
+                  {"fuse_max_elements", opt.fuse_max_elements},
                   {"jit", opt.jit},
+                  {"algo", opt.algo},
                   {"autotune", opt.autotune}};
   j["counters"] = {
       {"plan_cache",

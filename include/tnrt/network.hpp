@@ -61,6 +61,16 @@ struct problem {
   std::string source;
 };
 
+/// How a backend lays out a step's result in memory (inputs and the final result are always
+/// row-major; see src/core/step_lowering.hpp).
+enum class layout_policy : std::uint8_t {
+  row_major,     // the step's out labels, last contiguous
+  column_major,  // the step's out labels, first contiguous (the TensorNetworkBenchmarks trees' Julia layout)
+  follow,        // follow the larger operand: the smaller operand's free modes fastest, then the larger
+                 // operand's kept modes in its own memory order, so a bandwidth-bound step streams
+                 // the large operand and the result in the same order
+};
+
 /// Labels of every operand id (inputs, then each step's result) in order.
 std::vector<std::vector<label_t>> operand_labels(const network& net, const contraction_tree& tree);
 

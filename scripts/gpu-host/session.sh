@@ -20,6 +20,34 @@ for s in "$@"; do
     torch) timeout 300 python3 bench/peers/torch_tree.py $ref --json $out/torch.json 2>&1 | tail -5
            timeout 300 python3 bench/peers/torch_tree.py $ref --graph --json $out/torch-graph.json 2>&1 | tail -5
            python3 -c "import json;[print(f, json.load(open('$out/'+f)).get('median_ms')) for f in ['torch.json','torch-graph.json']]" ;;
+    profile) for dt in f32 f64; do TNRT_STEP_PROFILE=$out/steps-$dt.csv timeout 300 $bin/tnrt contract $ref --device cuda --mode compiled --dtype $dt --warmup 1 --repeat 3 2>&1 | grep -E "time|result"; done
+             for pc in 64 256; do timeout 300 $bin/tnrt contract $ref --device cuda --mode eager --plan-cache $pc --json $out/eager-pc$pc.json 2>&1 | grep -E "time|plan cache"; done
+             python3 -c "import json;[print(f, json.load(open('$out/'+f)).get('enqueue_ms')) for f in ['eager-pc64.json','eager-pc256.json']]" ;;
+    explore) for v in "--layout follow" "--layout column" "--layout row" "--layout follow --no-fuse" "--layout follow --no-graph"; do
+               echo "--- compiled $v"; timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled $v 2>&1 | grep -E "^time|^result"; done
+             for v in "--layout follow" "--layout column" "--layout follow --plan-cache 256"; do
+               echo "--- eager $v"; timeout 120 $bin/tnrt contract $ref --device cuda --mode eager $v 2>&1 | grep -E "^time|^result|plan cache"; done
+             TNRT_STEP_PROFILE=$out/steps-follow.csv timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled --warmup 1 --repeat 2 >/dev/null 2>&1
+             timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled --dtype f64 2>&1 | grep -E "^time|^result" ;;
+    explore2) for v in "" "--no-skinny" "--no-fuse" "--layout follow" "--dtype f64" "--dtype c64" "--random 7 --verify"; do
+               echo "--- compiled $v"; timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled $v 2>&1 | grep -E "^time|^result|verif"; done
+             for v in "" "--plan-cache 256" "--no-skinny"; do
+               echo "--- eager $v"; timeout 120 $bin/tnrt contract $ref --device cuda --mode eager $v --json $out/e.json 2>&1 | grep -E "^time|^result|plan cache"
+               python3 -c "import json,statistics;print('enqueue ms',statistics.median(json.load(open('$out/e.json'))['enqueue_ms']))"; done
+             TNRT_STEP_PROFILE=$out/steps-skinny.csv timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled --warmup 1 --repeat 2 >/dev/null 2>&1 ;;
+    explore3) for v in "" "--skinny off" "--skinny on" "--dtype f64" "--dtype f64 --skinny off"; do
+               echo "--- compiled $v"; timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled $v 2>&1 | grep -E "^time|^result|verif"; done
+             for v in "" "--skinny off" "--plan-cache 256" "--plan-cache 256 --skinny off"; do
+               echo "--- eager $v"; timeout 120 $bin/tnrt contract $ref --device cuda --mode eager $v --json $out/e.json 2>&1 | grep -E "^time|^result|plan cache"
+               python3 -c "import json,statistics;print('enqueue ms',statistics.median(json.load(open('$out/e.json'))['enqueue_ms']))"; done
+             TNRT_STEP_PROFILE=$out/steps-auto.csv timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled --warmup 1 --repeat 2 >/dev/null 2>&1
+             TNRT_STEP_PROFILE=$out/steps-on.csv timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled --skinny on --warmup 1 --repeat 2 >/dev/null 2>&1 ;;
+    explore4) for v in "--algo patient" "--algo gett" "--algo ttgt" "--jit"; do
+               echo "--- compiled $v"; timeout 300 $bin/tnrt contract $ref --device cuda --mode compiled $v 2>&1 | grep -E "^time|^result|^compile"; done ;;
+    suite-a) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --reps 3 --budget 560 --out /tmp/ref-a 2>&1 | tail -45
+             tar -czf $out/ref-a.tgz -C /tmp ref-a ;;
+    suite-b) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-random --problem ref-f64-const --reps 3 --budget 560 --out /tmp/ref-b 2>&1 | tail -30
+             tar -czf $out/ref-b.tgz -C /tmp ref-b ;;
     bw) timeout 120 python3 bench/bandwidth.py 2>&1 | tail -3 ;;
     micro) timeout 120 $bin/tnrt_retire_bench 2>&1 | tail -20 ;;
     *) echo "unknown step $s" ;;

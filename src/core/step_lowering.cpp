@@ -40,6 +40,51 @@ std::vector<std::int64_t> dense_strides(const std::vector<std::int64_t>& extents
   return s;
 }
 
+std::vector<std::int64_t> choose_result_strides(const std::vector<label_t>& out, const labelled_layout& lhs,
+                                                const labelled_layout* rhs, const std::vector<std::int64_t>& extents,
+                                                layout_policy policy) {
+  std::vector<std::int64_t> shape;
+  shape.reserve(out.size());
+  for (label_t l : out) shape.push_back(extents.at(static_cast<std::size_t>(l)));
+  if (policy != layout_policy::follow) return dense_strides(shape, policy == layout_policy::column_major);
+
+  auto elements = [&](const labelled_layout& o) {
+    std::int64_t e = 1;
+    for (label_t l : *o.labels) e *= extents.at(static_cast<std::size_t>(l));
+    return e;
+  };
+  const labelled_layout* big = &lhs;
+  const labelled_layout* small = rhs;
+  if (rhs != nullptr && elements(*rhs) > elements(lhs)) std::swap(big, small);
+  // An operand's labels from its fastest mode to its slowest.
+  auto memory_order = [](const labelled_layout& o) {
+    std::vector<std::size_t> idx(o.labels->size());
+    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t x, std::size_t y) { return o.strides[x] < o.strides[y]; });
+    std::vector<label_t> ls;
+    for (std::size_t i : idx) ls.push_back((*o.labels)[i]);
+    return ls;
+  };
+  std::vector<label_t> order;  // fastest first
+  auto place = [&](label_t l) {
+    if (std::find(out.begin(), out.end(), l) != out.end() && std::find(order.begin(), order.end(), l) == order.end()) order.push_back(l);
+  };
+  const std::vector<label_t> big_order = memory_order(*big);
+  if (small != nullptr)
+    for (label_t l : memory_order(*small))
+      if (std::find(big_order.begin(), big_order.end(), l) == big_order.end()) place(l);
+  for (label_t l : big_order) place(l);
+  for (label_t l : out) place(l);  // nothing should be left; kept for safety
+  std::vector<std::int64_t> strides(out.size(), 0);
+  std::int64_t acc = 1;
+  for (label_t l : order) {
+    const auto i = static_cast<std::size_t>(std::find(out.begin(), out.end(), l) - out.begin());
+    strides[i] = acc;
+    acc *= shape[i];
+  }
+  return strides;
+}
+
 namespace {
 
 // One operand with repeated labels folded: label -> (extent, summed stride), first-appearance order.

@@ -45,6 +45,11 @@ struct labelled_layout {
 lowered_step lower_step(const labelled_layout& lhs, const labelled_layout* rhs, const labelled_layout& out,
                         const std::vector<std::int64_t>& extents);
 
+/// Strides (in elements, by `out`'s labels) for a step's result under `policy`.
+std::vector<std::int64_t> choose_result_strides(const std::vector<label_t>& out, const labelled_layout& lhs,
+                                                const labelled_layout* rhs, const std::vector<std::int64_t>& extents,
+                                                layout_policy policy);
+
 /// Strides for a tensor with these extents: row-major (last mode contiguous) or column-major
 /// (first mode contiguous).
 std::vector<std::int64_t> dense_strides(const std::vector<std::int64_t>& extents, bool column_major);

@@ -7,6 +7,8 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/eager.hpp"
+#include "cuda/skinny.hpp"
+#include "cuda/small_steps.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/tensor.hpp"
 
@@ -24,33 +26,101 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
   const auto t0 = std::chrono::steady_clock::now();
   const network& net = p.net;
   const std::size_t n = net.inputs.size();
+  const std::size_t steps = p.tree.steps.size();
   const std::size_t elem = size_of(p.type);
 
-  // 1. Plans for every step, held by the program.
-  struct lowered_op {
-    std::shared_ptr<plan_entry> plan;
-  };
-  std::vector<std::vector<std::int64_t>> strides(n + p.tree.steps.size());
+  // 1. Layouts and lowered forms of every step.
+  std::vector<std::vector<std::int64_t>> strides(n + steps);
   for (std::size_t i = 0; i < n; ++i) strides[i] = row_major_strides(net.shape_of(net.inputs[i]));
   auto labels_of = [&](int id) -> const std::vector<label_t>& {
     return static_cast<std::size_t>(id) < n ? net.inputs[static_cast<std::size_t>(id)] : p.tree.steps[static_cast<std::size_t>(id) - n].out;
   };
-  std::vector<std::shared_ptr<plan_entry>> plans(p.tree.steps.size());
-  for (std::size_t k = 0; k < p.tree.steps.size(); ++k) {
+  std::vector<lowered_step> lowered(steps);
+  for (std::size_t k = 0; k < steps; ++k) {
     const step& s = p.tree.steps[k];
-    strides[n + k] = result_strides(eng, net, s, k + 1 == p.tree.steps.size());
     const labelled_layout la{&labels_of(s.lhs), strides[static_cast<std::size_t>(s.lhs)]};
     labelled_layout lb;
     if (s.rhs >= 0) lb = labelled_layout{&labels_of(s.rhs), strides[static_cast<std::size_t>(s.rhs)]};
+    strides[n + k] = result_strides(eng, net, s, la, s.rhs >= 0 ? &lb : nullptr, k + 1 == steps);
     const labelled_layout ld{&s.out, strides[n + k]};
-    plans[k] = eng.plan(lower_step(la, s.rhs >= 0 ? &lb : nullptr, ld, net.extents), p.type);
-    workspace_bytes_ = std::max<std::size_t>(workspace_bytes_, plans[k]->workspace_bytes());
+    lowered[k] = lower_step(la, s.rhs >= 0 ? &lb : nullptr, ld, net.extents);
   }
 
-  // 2. The static memory plan: intermediates in one arena; inputs in their own block so that the
-  //    program can be replayed on the same inputs.
-  const tree_buffers tb = tree_liveness(p, /*inputs_in_arena=*/false, arena_alignment);
-  mplan_ = plan_memory(tb.requests, arena_alignment);
+  // 2. Which small steps one fused launch absorbs; every absorbed step must fit a record.
+  fusion_ = eng.opts().fuse_small_steps ? plan_fusion(p, fusion_limits{eng.opts().fuse_max_elements, 2}) : fusion_plan{};
+  {
+    small_step_record probe;
+    for (int k : fusion_.absorbed)
+      if (!describe_small_step(lowered[static_cast<std::size_t>(k)], nullptr, nullptr, nullptr, probe)) {
+        fusion_ = fusion_plan{};
+        break;
+      }
+    if (fusion_.subtrees() == 0) {
+      fusion_ = fusion_plan{};
+      fusion_.is_absorbed.assign(steps, 0);
+      for (std::size_t k = 0; k < steps; ++k) fusion_.library_steps.push_back(static_cast<int>(k));
+    }
+  }
+  // Skinny steps go to tnrt's streaming kernel and need no plan.
+  std::vector<char> skinny(steps, 0);
+  const auto skinny_choice = eng.opts().skinny_kernel;
+  if (skinny_choice != options::choice::never) {
+    skinny_record probe;
+    for (int k : fusion_.library_steps)
+      skinny[static_cast<std::size_t>(k)] = describe_skinny(lowered[static_cast<std::size_t>(k)], elem, nullptr, nullptr, nullptr, probe, skinny_limits{48 * 1024, eng.opts().skinny_min_outer}) ? 1 : 0;
+  }
+  std::vector<std::shared_ptr<plan_entry>> plans(steps);
+  for (int k : fusion_.library_steps) {
+    if (skinny[static_cast<std::size_t>(k)] != 0 && skinny_choice == options::choice::always) continue;
+    plans[static_cast<std::size_t>(k)] = eng.plan(lowered[static_cast<std::size_t>(k)], p.type);
+    workspace_bytes_ = std::max<std::size_t>(workspace_bytes_, plans[static_cast<std::size_t>(k)]->workspace_bytes());
+  }
+
+  // 3. The static memory plan. Schedule: the fused launch first (position 0) when there is one,
+  //    then the library steps in tree order. Arena: library results and subtree roots, each live
+  //    from its producer's position to its consumer's; absorbed intermediates live in a separate
+  //    scratch laid out subtree by subtree. Inputs have their own block so that the program can be
+  //    replayed on new data.
+  const bool fused = fusion_.subtrees() > 0;
+  std::vector<int> position(steps, -1), consumer(steps, -1);
+  for (std::size_t k = 0; k < steps; ++k)
+    for (int id : {p.tree.steps[k].lhs, p.tree.steps[k].rhs})
+      if (id >= 0 && static_cast<std::size_t>(id) >= n) consumer[static_cast<std::size_t>(id) - n] = static_cast<int>(k);
+  int next_position = fused ? 1 : 0;
+  for (int k : fusion_.library_steps) position[static_cast<std::size_t>(k)] = next_position++;
+  for (int k : fusion_.absorbed) position[static_cast<std::size_t>(k)] = 0;
+  const int end_position = next_position;
+  std::vector<buffer_request> requests;
+  std::vector<int> request_of_step(steps, -1);
+  auto result_bytes_of = [&](std::size_t k) {
+    return (static_cast<std::size_t>(element_count(net.shape_of(p.tree.steps[k].out))) * elem + arena_alignment - 1) / arena_alignment * arena_alignment;
+  };
+  for (std::size_t k = 0; k < steps; ++k) {
+    const bool root = fusion_.is_absorbed[k] != 0 && (consumer[k] < 0 || fusion_.is_absorbed[static_cast<std::size_t>(consumer[k])] == 0);
+    if (fusion_.is_absorbed[k] != 0 && !root) continue;
+    const int last = consumer[k] < 0 ? end_position : position[static_cast<std::size_t>(consumer[k])];
+    request_of_step[k] = static_cast<int>(requests.size());
+    requests.push_back(buffer_request{result_bytes_of(k), position[k], last});
+  }
+  mplan_ = plan_memory(requests, arena_alignment);
+  // Scratch for absorbed intermediates: per subtree, a plan over the subtree's own step order.
+  std::vector<std::size_t> scratch_offset(steps, 0);
+  std::size_t scratch_bytes = 0;
+  for (std::size_t t = 0; t < fusion_.subtrees(); ++t) {
+    const auto b = static_cast<std::size_t>(fusion_.subtree_begin[t]), e = static_cast<std::size_t>(fusion_.subtree_begin[t + 1]);
+    std::vector<buffer_request> local;
+    std::vector<int> local_step;
+    for (std::size_t i = b; i + 1 < e; ++i) {  // the root (last) goes to the arena
+      const auto k = static_cast<std::size_t>(fusion_.absorbed[i]);
+      const auto c = std::find(fusion_.absorbed.begin() + static_cast<std::ptrdiff_t>(b), fusion_.absorbed.begin() + static_cast<std::ptrdiff_t>(e), consumer[k]);
+      local.push_back(buffer_request{result_bytes_of(k), static_cast<int>(i - b), static_cast<int>(c - fusion_.absorbed.begin()) - static_cast<int>(b)});
+      local_step.push_back(static_cast<int>(k));
+    }
+    const memory_plan lp = plan_memory(local, arena_alignment);
+    for (std::size_t j = 0; j < local.size(); ++j) scratch_offset[static_cast<std::size_t>(local_step[j])] = scratch_bytes + lp.offsets[j];
+    scratch_bytes += lp.arena_bytes;
+  }
+  scratch_bytes_ = scratch_bytes;
   input_bytes_.resize(n);
   std::vector<std::size_t> input_offsets(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -78,36 +148,72 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
   try {
     arena_ = eng.pool().allocate(mplan_.arena_bytes, stream);
     workspace_ = workspace_bytes_ > 0 ? eng.pool().allocate(workspace_bytes_, stream) : nullptr;
+    scratch_ = scratch_bytes_ > 0 ? eng.pool().allocate(scratch_bytes_, stream) : nullptr;
   } catch (...) {
-    if (arena_ != nullptr) eng.pool().deallocate(arena_, stream);
-    eng.pool().deallocate(input_block_, stream);
+    release_buffers();
     throw;
   }
   auto* ib = static_cast<unsigned char*>(input_block_);
   auto* ab = static_cast<unsigned char*>(arena_);
+  auto* sb = static_cast<unsigned char*>(scratch_);
   for (std::size_t i = 0; i < n; ++i) inputs_.push_back(ib + input_offsets[i]);
   auto ptr_of = [&](int id) -> void* {
     if (static_cast<std::size_t>(id) < n) return inputs_[static_cast<std::size_t>(id)];
-    const int r = tb.request_of_operand.at(static_cast<std::size_t>(id));
-    return ab + mplan_.offsets.at(static_cast<std::size_t>(r));
+    const auto k = static_cast<std::size_t>(id) - n;
+    if (request_of_step[k] >= 0) return ab + mplan_.offsets.at(static_cast<std::size_t>(request_of_step[k]));
+    return sb + scratch_offset[k];
   };
   if (p.tree.steps.empty()) {
     result_ = arena_;
-    ops_.push_back(op{nullptr, inputs_[0], nullptr, arena_, result_bytes_});
+    op copy;
+    copy.a = inputs_[0];
+    copy.d = arena_;
+    copy.bytes = result_bytes_;
+    ops_.push_back(std::move(copy));
+    op_steps_.push_back(-2);
   }
-  for (std::size_t k = 0; k < p.tree.steps.size(); ++k) {
+  if (fused) {
+    std::vector<small_step_record> records(fusion_.absorbed.size());
+    for (std::size_t i = 0; i < fusion_.absorbed.size(); ++i) {
+      const auto k = static_cast<std::size_t>(fusion_.absorbed[i]);
+      const step& s = p.tree.steps[k];
+      if (!describe_small_step(lowered[k], ptr_of(s.lhs), s.rhs >= 0 ? ptr_of(s.rhs) : nullptr, ptr_of(static_cast<int>(n + k)), records[i]))
+        throw internal_error("compiled_program: an absorbed step no longer fits a record");
+    }
+    const std::size_t rec_bytes = records.size() * sizeof(small_step_record);
+    const std::size_t begin_bytes = fusion_.subtree_begin.size() * sizeof(int);
+    table_ = eng.pool().allocate(rec_bytes + begin_bytes, stream);
+    TNRT_CUDA(cudaMemcpyAsync(table_, records.data(), rec_bytes, cudaMemcpyHostToDevice, eng.stream()));
+    TNRT_CUDA(cudaMemcpyAsync(static_cast<unsigned char*>(table_) + rec_bytes, fusion_.subtree_begin.data(), begin_bytes, cudaMemcpyHostToDevice, eng.stream()));
+    TNRT_CUDA(cudaStreamSynchronize(eng.stream()));  // compile time, not run time: the host vectors die here
+    op o;
+    o.fused_records = static_cast<const small_step_record*>(table_);
+    o.fused_begin = reinterpret_cast<const int*>(static_cast<unsigned char*>(table_) + rec_bytes);
+    o.fused_subtrees = static_cast<int>(fusion_.subtrees());
+    ops_.push_back(o);
+    op_steps_.push_back(-1);
+  }
+  for (int kk : fusion_.library_steps) {
+    const auto k = static_cast<std::size_t>(kk);
     const step& s = p.tree.steps[k];
     op o;
     o.plan = plans[k];
     o.a = ptr_of(s.lhs);
     o.b = s.rhs >= 0 ? ptr_of(s.rhs) : nullptr;
     o.d = ptr_of(static_cast<int>(n + k));
+    if (skinny[k] != 0) {
+      if (!describe_skinny(lowered[k], elem, o.a, o.b, o.d, o.skinny_rec, skinny_limits{48 * 1024, eng.opts().skinny_min_outer})) throw internal_error("compiled_program: a skinny step no longer fits its record");
+      o.skinny = true;
+    }
     ops_.push_back(std::move(o));
+    op_steps_.push_back(kk);
   }
+  if (skinny_choice == options::choice::automatic) choose_skinny_by_timing();
   if (!p.tree.steps.empty()) {
-    result_ = ops_.back().d;
+    result_ = ptr_of(static_cast<int>(n + steps - 1));
     result_bytes_ = static_cast<std::size_t>(element_count(net.shape_of(p.tree.steps.back().out))) * elem;
   }
+  type_ = p.type;
 
   // 4. Capture once, after every plan exists (no plan creation, allocation or event polling inside).
   if (eng.opts().use_graph) {
@@ -141,23 +247,72 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
 compiled_program::~compiled_program() {
   if (exec_ != nullptr) (void)cudaGraphExecDestroy(exec_);
   if (graph_ != nullptr) (void)cudaGraphDestroy(graph_);
+  release_buffers();
+}
+
+void compiled_program::release_buffers() noexcept {
   try {
     const device::stream_handle stream = eng_->stream_handle();
-    if (workspace_ != nullptr) eng_->pool().deallocate(workspace_, stream);
-    if (arena_ != nullptr) eng_->pool().deallocate(arena_, stream);
-    if (input_block_ != nullptr) eng_->pool().deallocate(input_block_, stream);
+    for (void** b : {&table_, &scratch_, &workspace_, &arena_, &input_block_}) {
+      if (*b != nullptr) eng_->pool().deallocate(*b, stream);
+      *b = nullptr;
+    }
   } catch (...) {
+    // never throw from cleanup; a block the pool refuses stays allocated (leak, never race)
+  }
+}
+
+// Times each skinny-eligible step both ways on the program's own buffers (their contents do not
+// matter to the speed) and keeps the faster. Compile time only: it synchronizes.
+void compiled_program::choose_skinny_by_timing() {
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  TNRT_CUDA(cudaEventCreate(&e0));
+  TNRT_CUDA(cudaEventCreate(&e1));
+  auto time_op = [&](const op& o) {
+    float best = 1e30F;
+    for (int rep = 0; rep < 3; ++rep) {  // the first run warms caches and loads the module
+      TNRT_CUDA(cudaEventRecord(e0, eng_->stream()));
+      enqueue_op(o);
+      TNRT_CUDA(cudaEventRecord(e1, eng_->stream()));
+      TNRT_CUDA(cudaEventSynchronize(e1));
+      float ms = 0;
+      TNRT_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+      if (rep > 0) best = std::min(best, ms);
+    }
+    return best;
+  };
+  try {
+    for (op& o : ops_) {
+      if (!o.skinny || !o.plan) continue;
+      const float with_kernel = time_op(o);
+      o.skinny = false;
+      const float with_library = time_op(o);
+      o.skinny = with_kernel < with_library;
+      (o.skinny ? skinny_chosen_ : skinny_rejected_) += 1;
+    }
+  } catch (...) {
+    (void)cudaEventDestroy(e0);
+    (void)cudaEventDestroy(e1);
+    throw;
+  }
+  (void)cudaEventDestroy(e0);
+  (void)cudaEventDestroy(e1);
+}
+
+void compiled_program::enqueue_op(const op& o) {
+  if (o.fused_records != nullptr) {
+    launch_small_steps(type_, o.fused_records, o.fused_begin, o.fused_subtrees, eng_->stream());
+  } else if (o.skinny) {
+    launch_skinny(type_, o.skinny_rec, eng_->stream());
+  } else if (!o.plan) {
+    TNRT_CUDA(cudaMemcpyAsync(o.d, o.a, o.bytes, cudaMemcpyDeviceToDevice, eng_->stream()));
+  } else {
+    eng_->enqueue(*o.plan, o.a, o.b, o.d, workspace_, workspace_bytes_);
   }
 }
 
 void compiled_program::enqueue_all() {
-  for (const op& o : ops_) {
-    if (!o.plan) {
-      TNRT_CUDA(cudaMemcpyAsync(o.d, o.a, o.bytes, cudaMemcpyDeviceToDevice, eng_->stream()));
-      continue;
-    }
-    eng_->enqueue(*o.plan, o.a, o.b, o.d, workspace_, workspace_bytes_);
-  }
+  for (const op& o : ops_) enqueue_op(o);
 }
 
 std::vector<float> compiled_program::profile_steps() {
@@ -167,12 +322,7 @@ std::vector<float> compiled_program::profile_steps() {
     for (auto& e : ev) TNRT_CUDA(cudaEventCreate(&e));
     TNRT_CUDA(cudaEventRecord(ev[0], eng_->stream()));
     for (std::size_t i = 0; i < ops_.size(); ++i) {
-      const op& o = ops_[i];
-      if (!o.plan) {
-        TNRT_CUDA(cudaMemcpyAsync(o.d, o.a, o.bytes, cudaMemcpyDeviceToDevice, eng_->stream()));
-      } else {
-        eng_->enqueue(*o.plan, o.a, o.b, o.d, workspace_, workspace_bytes_);
-      }
+      enqueue_op(ops_[i]);
       TNRT_CUDA(cudaEventRecord(ev[i + 1], eng_->stream()));
     }
     TNRT_CUDA(cudaEventSynchronize(ev.back()));

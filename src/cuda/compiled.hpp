@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/fusion.hpp"
+#include "core/skinny.hpp"
 #include "cuda/engine.hpp"
 #include "tnrt/memory_plan.hpp"
 #include "tnrt/network.hpp"
@@ -41,19 +43,35 @@ class compiled_program {
   [[nodiscard]] double compile_ms() const noexcept { return compile_ms_; }
   [[nodiscard]] const memory_plan& plan() const noexcept { return mplan_; }
   [[nodiscard]] std::size_t workspace_bytes() const noexcept { return workspace_bytes_; }
-  [[nodiscard]] std::size_t device_bytes() const noexcept { return mplan_.arena_bytes + workspace_bytes_ + inputs_total_; }
+  [[nodiscard]] std::size_t device_bytes() const noexcept { return mplan_.arena_bytes + workspace_bytes_ + inputs_total_ + scratch_bytes_; }
+  [[nodiscard]] const fusion_plan& fusion() const noexcept { return fusion_; }
+  /// The tree step each op runs, in order (-1: the fused launch; -2: the copy of a step-less tree).
+  [[nodiscard]] const std::vector<int>& op_steps() const noexcept { return op_steps_; }
+  /// Skinny-eligible steps given to tnrt's kernel / left to cuTENSOR by the compile-time timing.
+  [[nodiscard]] int skinny_chosen() const noexcept { return skinny_chosen_; }
+  [[nodiscard]] int skinny_rejected() const noexcept { return skinny_rejected_; }
+  /// Launches per run: the fused one (if any) plus one per library step.
+  [[nodiscard]] std::size_t launches() const noexcept { return ops_.size(); }
   [[nodiscard]] bool uses_graph() const noexcept { return exec_ != nullptr; }
   [[nodiscard]] const std::string& graph_note() const noexcept { return graph_note_; }
 
  private:
   struct op {
-    std::shared_ptr<plan_entry> plan;  // null: a device-to-device copy of `bytes`
+    std::shared_ptr<plan_entry> plan;  // null and no records: a device-to-device copy of `bytes`
     const void* a = nullptr;
     const void* b = nullptr;
     void* d = nullptr;
     std::size_t bytes = 0;
+    bool skinny = false;  // tnrt's streaming kernel instead of the plan
+    skinny_record skinny_rec;
+    const small_step_record* fused_records = nullptr;  // the fused launch of absorbed small steps
+    const int* fused_begin = nullptr;
+    int fused_subtrees = 0;
   };
   void enqueue_all();
+  void enqueue_op(const op& o);
+  void release_buffers() noexcept;
+  void choose_skinny_by_timing();
 
   engine* eng_;
   std::vector<op> ops_;
@@ -64,6 +82,13 @@ class compiled_program {
   void* input_block_ = nullptr;
   void* arena_ = nullptr;
   void* workspace_ = nullptr;
+  void* scratch_ = nullptr;       // absorbed small steps' intermediates
+  std::size_t scratch_bytes_ = 0;
+  void* table_ = nullptr;         // their records and subtree offsets
+  fusion_plan fusion_;
+  std::vector<int> op_steps_;
+  int skinny_chosen_ = 0, skinny_rejected_ = 0;
+  dtype type_ = dtype::f32;
   std::size_t workspace_bytes_ = 0;
   void* result_ = nullptr;
   std::size_t result_bytes_ = 0;

@@ -1,13 +1,18 @@
 #include "cuda/eager.hpp"
 
+#include "core/fusion.hpp"
+#include "core/skinny.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/skinny.hpp"
+#include "cuda/small_steps.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/tensor.hpp"
 
 namespace tnrt::cuda {
 
-std::vector<std::int64_t> result_strides(const engine& eng, const network& net, const step& s, bool last) {
-  return dense_strides(net.shape_of(s.out), eng.opts().column_major_intermediates && !last);
+std::vector<std::int64_t> result_strides(const engine& eng, const network& net, const step& s, const labelled_layout& lhs,
+                                         const labelled_layout* rhs, bool last) {
+  return choose_result_strides(s.out, lhs, rhs, net.extents, last ? layout_policy::row_major : eng.opts().intermediate_layout);
 }
 
 device_operand contract_eager(engine& eng, const problem& p, std::span<void* const> inputs) {
@@ -33,22 +38,85 @@ device_operand contract_eager(engine& eng, const problem& p, std::span<void* con
     return r;
   }
 
-  for (std::size_t k = 0; k < p.tree.steps.size(); ++k) {
+  const std::size_t steps = p.tree.steps.size();
+  // Layouts and lowered forms first: every step's result layout follows from its operands'.
+  std::vector<lowered_step> lowered(steps);
+  for (std::size_t k = 0; k < steps; ++k) {
     const step& s = p.tree.steps[k];
-    const bool last = k + 1 == p.tree.steps.size();
+    const labelled_layout la{&labels_of(s.lhs), ops[static_cast<std::size_t>(s.lhs)].strides};
+    labelled_layout lb;
+    if (s.rhs >= 0) lb = labelled_layout{&labels_of(s.rhs), ops[static_cast<std::size_t>(s.rhs)].strides};
+    ops[n + k].strides = result_strides(eng, net, s, la, s.rhs >= 0 ? &lb : nullptr, k + 1 == steps);
+    const labelled_layout ld{&s.out, ops[n + k].strides};
+    lowered[k] = lower_step(la, s.rhs >= 0 ? &lb : nullptr, ld, net.extents);
+  }
+  auto bytes_of = [&](std::size_t k) { return static_cast<std::size_t>(element_count(net.shape_of(p.tree.steps[k].out))) * elem; };
+
+  // Small subtrees: all of them first, in launches that carry their records as parameters.
+  fusion_plan fusion;
+  if (eng.opts().fuse_small_steps) {
+    fusion = plan_fusion(p, fusion_limits{eng.opts().fuse_max_elements, 2});
+    small_step_record probe;
+    for (int k : fusion.absorbed)
+      if (!describe_small_step(lowered[static_cast<std::size_t>(k)], nullptr, nullptr, nullptr, probe)) {
+        fusion = fusion_plan{};
+        break;
+      }
+  }
+  if (fusion.subtrees() > 0) {
+    std::vector<int> consumer(steps, -1);
+    for (std::size_t k = 0; k < steps; ++k)
+      for (int id : {p.tree.steps[k].lhs, p.tree.steps[k].rhs})
+        if (id >= 0 && static_cast<std::size_t>(id) >= n) consumer[static_cast<std::size_t>(id) - n] = static_cast<int>(k);
+    // Absorbed intermediates share one scratch block (no reuse inside: a few KiB each); roots get
+    // pool buffers of their own, consumed later by library steps.
+    std::vector<std::size_t> offset(steps, 0);
+    std::size_t scratch_bytes = 0;
+    for (int kk : fusion.absorbed) {
+      const auto k = static_cast<std::size_t>(kk);
+      const bool root = consumer[k] < 0 || fusion.is_absorbed[static_cast<std::size_t>(consumer[k])] == 0;
+      if (root) {
+        ops[n + k].ptr = pool.allocate(bytes_of(k), stream);
+        ops[n + k].owned = true;
+      } else {
+        offset[k] = scratch_bytes;
+        scratch_bytes += (bytes_of(k) + 255) / 256 * 256;
+      }
+    }
+    void* scratch = scratch_bytes > 0 ? pool.allocate(scratch_bytes, stream) : nullptr;
+    for (int kk : fusion.absorbed) {
+      const auto k = static_cast<std::size_t>(kk);
+      if (ops[n + k].ptr == nullptr) ops[n + k].ptr = static_cast<unsigned char*>(scratch) + offset[k];
+    }
+    std::vector<small_step_record> records(fusion.absorbed.size());
+    for (std::size_t i = 0; i < fusion.absorbed.size(); ++i) {
+      const auto k = static_cast<std::size_t>(fusion.absorbed[i]);
+      const step& s = p.tree.steps[k];
+      (void)describe_small_step(lowered[k], ops[static_cast<std::size_t>(s.lhs)].ptr, s.rhs >= 0 ? ops[static_cast<std::size_t>(s.rhs)].ptr : nullptr,
+                                ops[n + k].ptr, records[i]);
+    }
+    launch_small_steps_from_host(p.type, records.data(), fusion.subtree_begin.data(), static_cast<int>(fusion.subtrees()), eng.stream());
+    if (scratch != nullptr) pool.deallocate(scratch, stream);
+  }
+
+  for (std::size_t k = 0; k < steps; ++k) {
+    if (fusion.subtrees() > 0 && fusion.is_absorbed[k] != 0) continue;
+    const step& s = p.tree.steps[k];
     device_operand& a = ops[static_cast<std::size_t>(s.lhs)];
     device_operand* b = s.rhs >= 0 ? &ops[static_cast<std::size_t>(s.rhs)] : nullptr;
     device_operand& d = ops[n + k];
-    d.strides = result_strides(eng, net, s, last);
-    const labelled_layout la{&labels_of(s.lhs), a.strides};
-    labelled_layout lb;
-    if (b != nullptr) lb = labelled_layout{&labels_of(s.rhs), b->strides};
-    const labelled_layout ld{&s.out, d.strides};
-    const lowered_step low = lower_step(la, b != nullptr ? &lb : nullptr, ld, net.extents);
-    const std::size_t bytes = static_cast<std::size_t>(element_count(net.shape_of(s.out))) * elem;
-    d.ptr = pool.allocate(bytes, stream);
+    const lowered_step& low = lowered[k];
+    d.ptr = pool.allocate(bytes_of(k), stream);
     d.owned = true;
-    eng.execute(low, p.type, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr);
+    skinny_record rec;
+    const auto choice = eng.opts().skinny_kernel;
+    if (choice != options::choice::never &&
+        describe_skinny(low, elem, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, rec, skinny_limits{48 * 1024, eng.opts().skinny_min_outer}) &&
+        (choice == options::choice::always || rec.m_fast)) {
+      launch_skinny(p.type, rec, eng.stream());
+    } else {
+      eng.execute(low, p.type, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr);
+    }
     // Stream-ordered frees: the pool hands these blocks only to later work on this stream.
     if (a.owned) pool.deallocate(a.ptr, stream);
     if (b != nullptr && b->owned) pool.deallocate(b->ptr, stream);

@@ -21,7 +21,8 @@ struct device_operand {
 /// buffers). Returns the result (row-major, owned: release it with pool().deallocate).
 device_operand contract_eager(engine& eng, const problem& p, std::span<void* const> inputs);
 
-/// Strides of step k's result under the engine's layout policy (the last step is row-major).
-std::vector<std::int64_t> result_strides(const engine& eng, const network& net, const step& s, bool last);
+/// Strides of a step's result under the engine's layout policy (the last step is row-major).
+std::vector<std::int64_t> result_strides(const engine& eng, const network& net, const step& s, const labelled_layout& lhs,
+                                         const labelled_layout* rhs, bool last);
 
 }  // namespace tnrt::cuda

@@ -62,7 +62,7 @@ void require_device(int device) {
   if (auto why = device_unavailable_reason(device); !why.empty()) throw device_error(why);
 }
 
-plan_entry::plan_entry(const cutensor_api& api, cutensorHandle_t handle, const lowered_step& s, dtype t, bool jit, bool autotune)
+plan_entry::plan_entry(const cutensor_api& api, cutensorHandle_t handle, const lowered_step& s, dtype t, bool jit, bool autotune, int algo)
     : api_(&api), kind_(s.kind), type_(t) {
   try {
     const cutensorComputeDescriptor_t compute = is_double(t) ? api.compute_64f : api.compute_32f;
@@ -79,7 +79,7 @@ plan_entry::plan_entry(const cutensor_api& api, cutensorHandle_t handle, const l
                                                 s.d.modes.data(), CUTENSOR_OP_IDENTITY, desc_d_, s.d.modes.data(),
                                                 CUTENSOR_OP_ADD, compute));
     }
-    TNRT_CUTENSOR(api.cutensorCreatePlanPreference(handle, &pref_, CUTENSOR_ALGO_DEFAULT,
+    TNRT_CUTENSOR(api.cutensorCreatePlanPreference(handle, &pref_, static_cast<cutensorAlgo_t>(algo),
                                                    jit ? CUTENSOR_JIT_MODE_DEFAULT : CUTENSOR_JIT_MODE_NONE));
     if (autotune) {
       const cutensorAutotuneMode_t mode = CUTENSOR_AUTOTUNE_MODE_INCREMENTAL;
@@ -170,8 +170,9 @@ std::shared_ptr<plan_entry> engine::plan(const lowered_step& s, dtype t) {
   key_scratch_ = s.key();
   key_scratch_.push_back(static_cast<std::int64_t>(t));
   key_scratch_.push_back((opt_.jit ? 1 : 0) | (opt_.autotune ? 2 : 0));
+  key_scratch_.push_back(opt_.algo);
   key_scratch_.push_back(operand_alignment);
-  return cache_->ensure(key_scratch_, [&] { return std::make_shared<plan_entry>(*api_, handle_, s, t, opt_.jit, opt_.autotune); });
+  return cache_->ensure(key_scratch_, [&] { return std::make_shared<plan_entry>(*api_, handle_, s, t, opt_.jit, opt_.autotune, opt_.algo); });
 }
 
 void engine::enqueue(const plan_entry& p, const void* a, const void* b, void* d, void* workspace, std::uint64_t workspace_bytes) {

@@ -22,7 +22,7 @@ namespace tnrt::cuda {
 /// Destroyed plan first, then the operation, then the descriptors.
 class plan_entry {
  public:
-  plan_entry(const cutensor_api& api, cutensorHandle_t handle, const lowered_step& s, dtype t, bool jit, bool autotune);
+  plan_entry(const cutensor_api& api, cutensorHandle_t handle, const lowered_step& s, dtype t, bool jit, bool autotune, int algo);
   ~plan_entry();
   plan_entry(const plan_entry&) = delete;
   plan_entry& operator=(const plan_entry&) = delete;

@@ -48,22 +48,26 @@ void fill_versions(run_result& r, const engine& eng, int device) {
   r.cutensor_version = std::to_string(cv / 10000) + "." + std::to_string((cv / 100) % 100) + "." + std::to_string(cv % 100);
 }
 
-// Diagnostic (TNRT_STEP_PROFILE=FILE, compiled mode): one CSV row per step with its bytes and time.
-void write_step_profile(const char* path, const problem& p, const std::vector<float>& ms) {
+// Diagnostic (TNRT_STEP_PROFILE=FILE, compiled mode): one CSV row per launch with its bytes and time.
+void write_step_profile(const char* path, const problem& p, compiled_program& prog) {
+  const std::vector<float> ms = prog.profile_steps();
   std::FILE* f = std::fopen(path, "w");
   if (f == nullptr) throw io_error(std::string("cannot write ") + path);
-  std::fprintf(f, "step,lhs_rank,rhs_rank,out_rank,lhs_elems,rhs_elems,out_elems,bytes,ms,gbps\n");
+  std::fprintf(f, "op,step,lhs_rank,rhs_rank,out_rank,bytes,ms,gbps\n");
   const auto labels = operand_labels(p.net, p.tree);
   const std::size_t n = p.net.inputs.size();
-  const std::size_t offset = p.tree.steps.empty() ? 1 : 0;
-  for (std::size_t k = 0; k < p.tree.steps.size() && k + offset < ms.size(); ++k) {
-    const step& s = p.tree.steps[k];
-    auto elems = [&](int id) -> double { return id < 0 ? 0.0 : static_cast<double>(element_count(p.net.shape_of(labels[static_cast<std::size_t>(id)]))); };
-    const double bytes = (elems(s.lhs) + elems(s.rhs) + elems(static_cast<int>(n + k))) * static_cast<double>(size_of(p.type));
-    const double t = ms[k + offset];
-    std::fprintf(f, "%zu,%zu,%zu,%zu,%.0f,%.0f,%.0f,%.0f,%.6f,%.1f\n", k, labels[static_cast<std::size_t>(s.lhs)].size(),
-                 s.rhs >= 0 ? labels[static_cast<std::size_t>(s.rhs)].size() : 0, s.out.size(), elems(s.lhs), elems(s.rhs),
-                 elems(static_cast<int>(n + k)), bytes, t, t > 0 ? bytes / (t * 1e6) : 0.0);
+  auto elems = [&](int id) -> double { return id < 0 ? 0.0 : static_cast<double>(element_count(p.net.shape_of(labels[static_cast<std::size_t>(id)]))); };
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    const int k = prog.op_steps()[i];
+    if (k < 0) {
+      std::fprintf(f, "%zu,%s,0,0,0,0,%.6f,0\n", i, k == -1 ? "fused" : "copy", static_cast<double>(ms[i]));
+      continue;
+    }
+    const step& s = p.tree.steps[static_cast<std::size_t>(k)];
+    const double bytes = (elems(s.lhs) + elems(s.rhs) + elems(static_cast<int>(n) + k)) * static_cast<double>(size_of(p.type));
+    const double t = ms[i];
+    std::fprintf(f, "%zu,%d,%zu,%zu,%zu,%.0f,%.6f,%.1f\n", i, k, labels[static_cast<std::size_t>(s.lhs)].size(),
+                 s.rhs >= 0 ? labels[static_cast<std::size_t>(s.rhs)].size() : 0, s.out.size(), bytes, t, t > 0 ? bytes / (t * 1e6) : 0.0);
   }
   std::fclose(f);
 }
@@ -147,7 +151,7 @@ run_result run(const run_request& req) {
       progress(r < req.warmups ? "warmup" : "run", static_cast<std::size_t>(r + 1), static_cast<std::size_t>(total_runs));
     }
     finish(prog.result(), prog.result_bytes());
-    if (const char* path = std::getenv("TNRT_STEP_PROFILE"); path != nullptr && *path != '\0') write_step_profile(path, p, prog.profile_steps());
+    if (const char* path = std::getenv("TNRT_STEP_PROFILE"); path != nullptr && *path != '\0') write_step_profile(path, p, prog);
   }
   out.stats = eng.stats();
   return out;

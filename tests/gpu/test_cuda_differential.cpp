@@ -358,10 +358,10 @@ TEST_F(Differential, EagerTreesMatchCpu) {
   EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
 }
 
-// Row-major intermediates (column_major_intermediates = false) take other lowered forms.
+// Row-major intermediates (intermediate_layout = row_major) take other lowered forms.
 TEST_F(Differential, EagerTreesRowMajorIntermediates) {
   cuda::options opt;
-  opt.column_major_intermediates = false;
+  opt.intermediate_layout = tnrt::layout_policy::row_major;
   engine eng(opt);
   for (dtype t : {dtype::f32, dtype::c128}) {
     for (const tree_case& c : tree_cases) {

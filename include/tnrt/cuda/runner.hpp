@@ -38,11 +38,24 @@ struct options {
   std::size_t workspace_cap = device::shared_workspace::default_cap;
   bool jit = false;       // cuTENSOR JIT kernels (opt-in: seconds per new kernel)
   bool autotune = false;  // cuTENSOR incremental autotuning (opt-in)
+  /// cuTENSOR algorithm: -1 default heuristic, -6 default_patient, -4 gett, -3 tgett, -2 ttgt.
+  int algo = -1;
   bool use_graph = true;  // compiled mode: replay as a CUDA graph (else plain stream replay)
-  /// Intermediates stored with their FIRST label contiguous (column-major, the layout the
-  /// TensorNetworkBenchmarks trees were optimized for in Julia) rather than the last. Results handed
-  /// back are always row-major.
-  bool column_major_intermediates = true;
+  /// How intermediates are laid out (src/core/step_lowering.hpp): `follow` the larger operand's
+  /// memory order (the default), column-major or row-major in the tree's label order. Inputs and
+  /// the result handed back are always row-major.
+  layout_policy intermediate_layout = layout_policy::column_major;
+  /// Run subtrees of small steps (every operand and result at most fuse_max_elements) in one
+  /// fused launch instead of one library call each.
+  bool fuse_small_steps = true;
+  /// Skinny steps (one operand small enough for shared memory, a large outer space) through tnrt's
+  /// own streaming kernel (src/core/skinny.hpp) or cuTENSOR: `never`, `always`, or `automatic`
+  /// (compiled: each step timed both ways once at compile time and the faster kept; eager: the
+  /// kernel only where the result's innermost mode is the small operand's, cuTENSOR's weak case).
+  enum class choice : std::uint8_t { never, always, automatic };
+  choice skinny_kernel = choice::never;
+  std::int64_t skinny_min_outer = 1 << 16;  // smaller steps stay with cuTENSOR (tests set 1)
+  std::int64_t fuse_max_elements = 1024;
 };
 
 struct plan_cache_stats {

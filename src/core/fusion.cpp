@@ -1,0 +1,170 @@
+#include "core/fusion.hpp"
+
+#include <algorithm>
+#include <complex>
+#include <limits>
+
+#include "tnrt/tensor.hpp"
+
+namespace tnrt {
+
+bool fusion_plan::is_root(int step) const {
+  for (std::size_t s = 0; s < subtrees(); ++s)
+    if (absorbed[static_cast<std::size_t>(subtree_begin[s + 1] - 1)] == step) return true;
+  return false;
+}
+
+fusion_plan plan_fusion(const problem& p, const fusion_limits& limits) {
+  const std::size_t n = p.net.inputs.size();
+  const std::size_t steps = p.tree.steps.size();
+  const auto labels = operand_labels(p.net, p.tree);
+  auto elements = [&](int id) { return element_count(p.net.shape_of(labels[static_cast<std::size_t>(id)])); };
+
+  // small[k]: step k and everything below it fit (leaves are inputs); count[k]: steps in its subtree.
+  std::vector<char> small(steps, 0);
+  std::vector<int> count(steps, 0);
+  auto child_small = [&](int id) { return id < 0 || static_cast<std::size_t>(id) < n || small[static_cast<std::size_t>(id) - n] != 0; };
+  auto child_count = [&](int id) { return (id < 0 || static_cast<std::size_t>(id) < n) ? 0 : count[static_cast<std::size_t>(id) - n]; };
+  for (std::size_t k = 0; k < steps; ++k) {
+    const step& s = p.tree.steps[k];
+    const bool fits = elements(s.lhs) <= limits.max_elements && (s.rhs < 0 || elements(s.rhs) <= limits.max_elements) &&
+                      elements(static_cast<int>(n + k)) <= limits.max_elements;
+    small[k] = (fits && child_small(s.lhs) && child_small(s.rhs)) ? 1 : 0;
+    count[k] = 1 + child_count(s.lhs) + child_count(s.rhs);
+  }
+  // consumer of each step's result
+  std::vector<int> consumer(steps, -1);
+  for (std::size_t k = 0; k < steps; ++k)
+    for (int id : {p.tree.steps[k].lhs, p.tree.steps[k].rhs})
+      if (id >= 0 && static_cast<std::size_t>(id) >= n) consumer[static_cast<std::size_t>(id) - n] = static_cast<int>(k);
+
+  fusion_plan f;
+  f.is_absorbed.assign(steps, 0);
+  f.subtree_begin.push_back(0);
+  std::vector<int> root_of(steps, -1);
+  for (std::size_t k = 0; k < steps; ++k) {
+    if (small[k] == 0) continue;
+    const int c = consumer[k];
+    const bool maximal = c < 0 || small[static_cast<std::size_t>(c)] == 0;
+    if (maximal && count[k] >= limits.min_subtree_steps) root_of[k] = static_cast<int>(k);
+  }
+  // Collect each root's subtree in post-order.
+  for (std::size_t r = 0; r < steps; ++r) {
+    if (root_of[r] < 0) continue;
+    std::vector<int> stack{static_cast<int>(r)}, order;
+    while (!stack.empty()) {
+      const int k = stack.back();
+      stack.pop_back();
+      order.push_back(k);
+      for (int id : {p.tree.steps[static_cast<std::size_t>(k)].lhs, p.tree.steps[static_cast<std::size_t>(k)].rhs})
+        if (id >= 0 && static_cast<std::size_t>(id) >= n) stack.push_back(id - static_cast<int>(n));
+    }
+    std::sort(order.begin(), order.end());  // step ids are topological: children first
+    for (int k : order) {
+      f.absorbed.push_back(k);
+      f.is_absorbed[static_cast<std::size_t>(k)] = 1;
+    }
+    f.subtree_begin.push_back(static_cast<int>(f.absorbed.size()));
+  }
+  for (std::size_t k = 0; k < steps; ++k)
+    if (f.is_absorbed[k] == 0) f.library_steps.push_back(static_cast<int>(k));
+  return f;
+}
+
+bool describe_small_step(const lowered_step& s, const void* a, const void* b, void* d, small_step_record& out) {
+  small_step_record r;
+  r.a = a;
+  r.b = s.kind == lowered_kind::contraction ? b : nullptr;
+  r.d = d;
+  constexpr std::int64_t limit = std::numeric_limits<std::int32_t>::max();
+  auto stride_in = [](const strided_operand& o, std::int32_t mode) -> std::int64_t {
+    for (std::size_t i = 0; i < o.modes.size(); ++i)
+      if (o.modes[i] == mode) return o.strides[i];
+    return 0;
+  };
+  auto extent_of = [&](std::int32_t mode) -> std::int64_t {
+    for (const strided_operand* o : {&s.a, &s.b, &s.d})
+      for (std::size_t i = 0; i < o->modes.size(); ++i)
+        if (o->modes[i] == mode) return o->extents[i];
+    return 1;
+  };
+  std::int32_t max_mode = -1;
+  for (const strided_operand* o : {&s.a, &s.b, &s.d})
+    for (std::int32_t m : o->modes) max_mode = std::max(max_mode, m);
+  std::int64_t out_count = 1, sum_count = 1;
+  // Output modes in D's order, the innermost (smallest D stride) last so that consecutive threads
+  // write consecutive elements.
+  std::vector<std::int32_t> out_modes(s.d.modes.begin(), s.d.modes.end());
+  std::stable_sort(out_modes.begin(), out_modes.end(), [&](std::int32_t x, std::int32_t y) { return stride_in(s.d, x) > stride_in(s.d, y); });
+  for (std::int32_t m : out_modes) {
+    const std::int64_t e = extent_of(m);
+    if (e == 1) continue;  // extent-1 modes never move an offset
+    if (r.n_out == small_step_max_modes) return false;
+    const auto i = static_cast<std::size_t>(r.n_out++);
+    r.out_extent[i] = static_cast<std::int32_t>(e);
+    const std::int64_t sa = stride_in(s.a, m), sb = r.b != nullptr ? stride_in(s.b, m) : 0, sd = stride_in(s.d, m);
+    if (std::max({sa, sb, sd, e}) > limit) return false;
+    r.out_a[i] = static_cast<std::int32_t>(sa);
+    r.out_b[i] = static_cast<std::int32_t>(sb);
+    r.out_d[i] = static_cast<std::int32_t>(sd);
+    out_count *= e;
+  }
+  for (std::int32_t m = 0; m <= max_mode; ++m) {
+    if (std::find(s.d.modes.begin(), s.d.modes.end(), m) != s.d.modes.end()) continue;
+    const std::int64_t e = extent_of(m);
+    if (e == 1) continue;
+    if (r.n_sum == small_step_max_modes) return false;
+    const auto i = static_cast<std::size_t>(r.n_sum++);
+    r.sum_extent[i] = static_cast<std::int32_t>(e);
+    const std::int64_t sa = stride_in(s.a, m), sb = r.b != nullptr ? stride_in(s.b, m) : 0;
+    if (std::max({sa, sb, e}) > limit) return false;
+    r.sum_a[i] = static_cast<std::int32_t>(sa);
+    r.sum_b[i] = static_cast<std::int32_t>(sb);
+    sum_count *= e;
+  }
+  if (out_count > limit || sum_count > limit) return false;
+  r.out_count = static_cast<std::int32_t>(out_count);
+  r.sum_count = static_cast<std::int32_t>(sum_count);
+  out = r;
+  return true;
+}
+
+template <class T>
+void evaluate_small_step(const small_step_record& r) {
+  const T* a = static_cast<const T*>(r.a);
+  const T* b = static_cast<const T*>(r.b);
+  T* d = static_cast<T*>(r.d);
+  for (std::int32_t o = 0; o < r.out_count; ++o) {
+    std::int64_t ao = 0, bo = 0, dof = 0;
+    std::int32_t rest = o;
+    for (std::int32_t i = r.n_out - 1; i >= 0; --i) {
+      const auto u = static_cast<std::size_t>(i);
+      const std::int32_t x = rest % r.out_extent[u];
+      rest /= r.out_extent[u];
+      ao += static_cast<std::int64_t>(x) * r.out_a[u];
+      bo += static_cast<std::int64_t>(x) * r.out_b[u];
+      dof += static_cast<std::int64_t>(x) * r.out_d[u];
+    }
+    T acc{};
+    for (std::int32_t k = 0; k < r.sum_count; ++k) {
+      std::int64_t ak = ao, bk = bo;
+      std::int32_t rk = k;
+      for (std::int32_t i = r.n_sum - 1; i >= 0; --i) {
+        const auto u = static_cast<std::size_t>(i);
+        const std::int32_t x = rk % r.sum_extent[u];
+        rk /= r.sum_extent[u];
+        ak += static_cast<std::int64_t>(x) * r.sum_a[u];
+        bk += static_cast<std::int64_t>(x) * r.sum_b[u];
+      }
+      acc += b != nullptr ? a[ak] * b[bk] : a[ak];
+    }
+    d[dof] = acc;
+  }
+}
+
+template void evaluate_small_step<float>(const small_step_record&);
+template void evaluate_small_step<double>(const small_step_record&);
+template void evaluate_small_step<std::complex<float>>(const small_step_record&);
+template void evaluate_small_step<std::complex<double>>(const small_step_record&);
+
+}  // namespace tnrt

@@ -1,0 +1,62 @@
+#pragma once
+// Absorbing small steps. Of the reference network's 549 steps, 515 have operands and results of at
+// most 1024 elements; launched one by one, each costs a kernel launch and a few microseconds of an
+// idle GPU, more than its arithmetic. They form a few dozen subtrees whose leaves are all inputs, so
+// every one of them can run first, in ONE launch: a thread block per subtree walks its steps in
+// order, with intermediates in a small scratch buffer. Only the subtrees' roots reach the arena.
+//
+// plan_fusion picks the maximal subtrees whose every step fits the limits; describe_small_step turns
+// one lowered step into the fixed-size record the kernel reads; evaluate_small_step is the same
+// arithmetic on the host, so the records are tested without a GPU.
+#include <cstdint>
+#include <vector>
+
+#include "core/step_lowering.hpp"
+#include "tnrt/network.hpp"
+
+namespace tnrt {
+
+struct fusion_limits {
+  std::int64_t max_elements = 1024;  // of each operand and result of an absorbed step
+  int min_subtree_steps = 2;         // a lone small step is cheaper through the library
+};
+
+struct fusion_plan {
+  /// Absorbed steps, subtree by subtree, each subtree in tree (post-)order, its root last.
+  std::vector<int> absorbed;
+  /// subtree s covers absorbed[subtree_begin[s] .. subtree_begin[s+1]).
+  std::vector<int> subtree_begin;
+  /// Per step: true when absorbed (roots included).
+  std::vector<char> is_absorbed;
+  /// Steps left to the library, in tree order.
+  std::vector<int> library_steps;
+  [[nodiscard]] std::size_t subtrees() const noexcept { return subtree_begin.empty() ? 0 : subtree_begin.size() - 1; }
+  [[nodiscard]] bool is_root(int step) const;
+};
+
+fusion_plan plan_fusion(const problem& p, const fusion_limits& limits = {});
+
+/// At most this many modes per category (output, summed) in a record.
+inline constexpr int small_step_max_modes = 12;
+
+/// One absorbed step as the fused kernel reads it: D[o] = sum_k A[a(o,k)] * B[b(o,k)] (B null: a
+/// reduction), o over D's modes, k over the summed modes, offsets in elements.
+struct small_step_record {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* d = nullptr;
+  std::int32_t n_out = 0, n_sum = 0;
+  std::int32_t out_count = 1, sum_count = 1;
+  std::int32_t out_extent[small_step_max_modes] = {}, out_a[small_step_max_modes] = {}, out_b[small_step_max_modes] = {},
+               out_d[small_step_max_modes] = {};
+  std::int32_t sum_extent[small_step_max_modes] = {}, sum_a[small_step_max_modes] = {}, sum_b[small_step_max_modes] = {};
+};
+
+/// False (record untouched) when the step does not fit a record (too many modes, a stride or count
+/// beyond 32 bits): it then goes to the library.
+bool describe_small_step(const lowered_step& s, const void* a, const void* b, void* d, small_step_record& out);
+
+template <class T>
+void evaluate_small_step(const small_step_record& r);
+
+}  // namespace tnrt
