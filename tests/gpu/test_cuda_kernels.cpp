@@ -1,0 +1,487 @@
+// tnrt's own CUDA kernels against the host references (they skip without a GPU):
+//  - launch_skinny: random skinny steps (src/core/skinny.hpp; Small lhs or rhs, batch modes,
+//    one-sided sums, diagonals, row/column-major, permuted and padded layouts) in all four dtypes
+//    vs evaluate_lowered on the host; operands followed by NaN guards, D's padding a sentinel that
+//    must survive; errors per element within c (N + 2) eps sum|terms|.
+//  - launch_small_steps: random independent steps grouped into random subtrees, and whole absorbed
+//    subtrees of random trees (steps depending on each other inside one block), vs evaluate_lowered.
+//  - whole random trees through contract_eager and compiled_program with skinny_min_outer = 1,
+//    fuse_max_elements in {1, 64, 1024}, skinny_kernel = always (automatic with 64) and every
+//    intermediate layout, vs tnrt::cpu::contract;
+//  - compiled with the kernels on (skinny always, fusion) vs off (never, no fusion): the same
+//    results to rounding.
+// Seeds are fixed and printed.
+#include "gpu_test_util.hpp"  // first: tells whether the CUDA/cuTENSOR headers are reachable
+#ifndef TNRT_GPU_TEST_HEADERS_MISSING
+
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/fusion.hpp"
+#include "core/skinny.hpp"
+#include "core/step_lowering.hpp"
+#include "cuda/compiled.hpp"
+#include "cuda/eager.hpp"
+#include "cuda/skinny.hpp"
+#include "cuda/small_steps.hpp"
+#include "support/kernel_random.hpp"
+#include "tnrt/cpu.hpp"
+
+namespace tnrt {
+namespace {
+
+using cuda::engine;
+using kerntest::i64;
+
+constexpr dtype all_dtypes[] = {dtype::f32, dtype::f64, dtype::c64, dtype::c128};
+constexpr std::size_t guards = 8;
+
+// A host buffer and its device copy (a pool block), released by the owner.
+template <class T>
+struct mirrored {
+  std::vector<T> host;
+  void* dev = nullptr;
+};
+
+template <class T>
+void to_device(engine& eng, mirrored<T>& m) {
+  m.dev = eng.pool().allocate(std::max<std::size_t>(1, m.host.size()) * sizeof(T), eng.stream_handle());
+  gputest::upload_bytes(eng, m.dev, m.host.data(), m.host.size() * sizeof(T));
+}
+
+template <class T>
+void from_device(engine& eng, mirrored<T>& m) {
+  gputest::download_bytes(eng, m.host.data(), m.dev, m.host.size() * sizeof(T));
+}
+
+template <class T>
+void release(engine& eng, mirrored<T>& m) {
+  if (m.dev != nullptr) eng.pool().deallocate(m.dev, eng.stream_handle());
+  m.dev = nullptr;
+}
+
+// An operand of a step case filled with random values at its elements, NaN elsewhere (padding and guards).
+template <class T>
+mirrored<T> make_operand(std::mt19937_64& rng, const kerntest::operand_case& o, const std::vector<i64>& extents) {
+  mirrored<T> m;
+  m.host.assign(static_cast<std::size_t>(kerntest::span_of(o, extents)) + guards, kerntest::guard_value<T>());
+  for (i64 off : kerntest::all_offsets(kerntest::extents_of(o.labels, extents), o.strides)) m.host[static_cast<std::size_t>(off)] = kerntest::random_value<T>(rng);
+  return m;
+}
+
+// Compares D (device result downloaded into `got`) with evaluate_lowered; returns the number of bad elements.
+template <class T>
+int compare_d(const lowered_step& l, const std::vector<T>& a, const std::vector<T>& b, const std::vector<T>& got, double c) {
+  std::vector<T> want(got.size(), kerntest::sentinel_value<T>());
+  evaluate_lowered<T>(l, a.data(), l.kind == lowered_kind::contraction ? b.data() : nullptr, want.data());
+  const std::vector<double> bound = kerntest::magnitude_bound<T>(l, a, b, got.size());
+  // GPU sums in another order and may contract a*b+c into an FMA.
+  const double tol = c * static_cast<double>(kerntest::sum_length(l) + 2) * kerntest::eps_of<T>();
+  std::vector<char> in_d(got.size(), 0);
+  for (i64 off : kerntest::all_offsets(l.d.extents, l.d.strides)) in_d[static_cast<std::size_t>(off)] = 1;
+  int bad = 0;
+  for (std::size_t i = 0; i < got.size() && bad < 5; ++i) {
+    if (in_d[i] == 0) {
+      if (!kerntest::same_bits_value(got[i], kerntest::sentinel_value<T>())) {
+        ADD_FAILURE() << "element " << i << " outside D was written";
+        ++bad;
+      }
+      continue;
+    }
+    const double err = static_cast<double>(std::abs(got[i] - want[i]));
+    if (!(err <= tol * bound[i])) {
+      ADD_FAILURE() << "D offset " << i << ": got " << got[i] << " want " << want[i] << " (|err| " << err << " > " << tol << " * " << bound[i] << ")";
+      ++bad;
+    }
+  }
+  return bad;
+}
+
+// ---- launch_skinny ---------------------------------------------------------------------------------
+
+template <class T>
+void skinny_steps_on_device(engine& eng, std::uint64_t seed, int count, int& launched) {
+  std::mt19937_64 rng(seed);
+  const skinny_limits lim{48 * 1024, 1};
+  for (int i = 0; i < count; ++i) {
+    kerntest::skinny_expectation ex;
+    const kerntest::step_case sc = kerntest::random_skinny_step(rng, ex);
+    const std::string where = std::string(kerntest::type_name<T>()) + " seed " + std::to_string(seed) + " step #" + std::to_string(i);
+    SCOPED_TRACE(where + "\n  " + kerntest::describe(sc));
+    const lowered_step l = kerntest::lower(sc);
+    mirrored<T> a = make_operand<T>(rng, sc.a, sc.extents), b = make_operand<T>(rng, sc.b, sc.extents);
+    mirrored<T> d;
+    d.host.assign(static_cast<std::size_t>(kerntest::span_of(sc.d, sc.extents)) + guards, kerntest::sentinel_value<T>());
+    to_device(eng, a);
+    to_device(eng, b);
+    to_device(eng, d);
+    skinny_record r;
+    if (describe_skinny(l, sizeof(T), a.dev, b.dev, d.dev, r, lim)) {
+      cuda::launch_skinny(dtype_of<T>::value, r, eng.stream());
+      from_device(eng, d);
+      ++launched;
+      compare_d<T>(l, a.host, b.host, d.host, 4.0);
+    }
+    release(eng, a);
+    release(eng, b);
+    release(eng, d);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(CudaKernels, SkinnyRandomSteps) {
+  if (auto why = tnrt::cuda::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  engine eng(cuda::options{});
+  const std::uint64_t seed = 60601;
+  std::printf("[skinny kernel] seed %llu (+0..3 by dtype)\n", static_cast<unsigned long long>(seed));
+  int launched = 0;
+  skinny_steps_on_device<float>(eng, seed, 200, launched);
+  skinny_steps_on_device<double>(eng, seed + 1, 200, launched);
+  skinny_steps_on_device<std::complex<float>>(eng, seed + 2, 200, launched);
+  skinny_steps_on_device<std::complex<double>>(eng, seed + 3, 200, launched);
+  std::printf("[skinny kernel] %d launches checked\n", launched);
+  EXPECT_GT(launched, 600);
+  eng.synchronize();
+}
+
+// A large outer space under the default limits: many blocks, merged outer modes.
+TEST(CudaKernels, SkinnyLargeOuterSpace) {
+  if (auto why = tnrt::cuda::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  engine eng(cuda::options{});
+  // Big [o1 = 2048, o2 = 100, k = 3] (row-major), Small [m = 5, k = 3], D [o1, o2, m]: 204800
+  // outer indices, above the default min_outer.
+  kerntest::step_case sc;
+  sc.extents = {2048, 100, 3, 5};
+  sc.a.labels = {0, 1, 2};
+  sc.a.strides = dense_strides({2048, 100, 3}, false);
+  sc.b.labels = {3, 2};
+  sc.b.strides = {3, 1};
+  sc.d.labels = {0, 1, 3};
+  sc.d.strides = dense_strides({2048, 100, 5}, false);
+  std::mt19937_64 rng(777);
+  using T = float;
+  mirrored<T> a = make_operand<T>(rng, sc.a, sc.extents), b = make_operand<T>(rng, sc.b, sc.extents);
+  mirrored<T> d;
+  d.host.assign(static_cast<std::size_t>(kerntest::span_of(sc.d, sc.extents)) + guards, kerntest::sentinel_value<T>());
+  to_device(eng, a);
+  to_device(eng, b);
+  to_device(eng, d);
+  const lowered_step l = kerntest::lower(sc);
+  skinny_record r;
+  ASSERT_TRUE(describe_skinny(l, sizeof(T), a.dev, b.dev, d.dev, r, skinny_limits{}));
+  cuda::launch_skinny(dtype::f32, r, eng.stream());
+  from_device(eng, d);
+  compare_d<T>(l, a.host, b.host, d.host, 4.0);
+  release(eng, a);
+  release(eng, b);
+  release(eng, d);
+  eng.synchronize();
+}
+
+// ---- launch_small_steps ----------------------------------------------------------------------------
+
+// Uploads records and subtree offsets, launches, and frees the table after.
+void launch_records(engine& eng, dtype t, const std::vector<small_step_record>& records, const std::vector<int>& begin) {
+  const std::size_t rec_bytes = records.size() * sizeof(small_step_record);
+  const std::size_t begin_bytes = begin.size() * sizeof(int);
+  void* table = eng.pool().allocate(rec_bytes + begin_bytes + 256, eng.stream_handle());
+  void* begin_dev = static_cast<unsigned char*>(table) + (rec_bytes + 255) / 256 * 256;
+  gputest::upload_bytes(eng, table, records.data(), rec_bytes);
+  gputest::upload_bytes(eng, begin_dev, begin.data(), begin_bytes);
+  cuda::launch_small_steps(t, static_cast<const small_step_record*>(table), static_cast<const int*>(begin_dev), static_cast<int>(begin.size()) - 1,
+                           eng.stream());
+  gputest::check_cuda(cudaStreamSynchronize(eng.stream()), "cudaStreamSynchronize after the fused launch");
+  eng.pool().deallocate(table, eng.stream_handle());
+}
+
+template <class T>
+void small_steps_on_device(engine& eng, std::uint64_t seed, int count, int& checked) {
+  std::mt19937_64 rng(seed);
+  std::vector<kerntest::step_case> cases;
+  std::vector<lowered_step> lows;
+  std::vector<mirrored<T>> as, bs, ds;
+  std::vector<small_step_record> records;
+  for (int i = 0; i < count; ++i) {
+    cases.push_back(kerntest::random_general_step(rng));
+    const kerntest::step_case& sc = cases.back();
+    lows.push_back(kerntest::lower(sc));
+    as.push_back(make_operand<T>(rng, sc.a, sc.extents));
+    bs.push_back(sc.unary ? mirrored<T>{} : make_operand<T>(rng, sc.b, sc.extents));
+    mirrored<T> d;
+    d.host.assign(static_cast<std::size_t>(kerntest::span_of(sc.d, sc.extents)) + guards, kerntest::sentinel_value<T>());
+    ds.push_back(std::move(d));
+  }
+  for (int i = 0; i < count; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    to_device(eng, as[u]);
+    if (!cases[u].unary) to_device(eng, bs[u]);
+    to_device(eng, ds[u]);
+    small_step_record r;
+    ASSERT_TRUE(describe_small_step(lows[u], as[u].dev, bs[u].dev, ds[u].dev, r)) << kerntest::describe(cases[u]);
+    records.push_back(r);
+  }
+  // Random subtree sizes 1..6 (the steps are independent; each block walks its list in order).
+  std::vector<int> begin{0};
+  while (begin.back() < count) begin.push_back(std::min(count, begin.back() + 1 + static_cast<int>(rng() % 6)));
+  launch_records(eng, dtype_of<T>::value, records, begin);
+  for (int i = 0; i < count; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    SCOPED_TRACE(std::string(kerntest::type_name<T>()) + " seed " + std::to_string(seed) + " step #" + std::to_string(i) + "\n  " +
+                 kerntest::describe(cases[u]));
+    from_device(eng, ds[u]);
+    compare_d<T>(lows[u], as[u].host, bs[u].host, ds[u].host, 4.0);
+    ++checked;
+    release(eng, as[u]);
+    release(eng, bs[u]);
+    release(eng, ds[u]);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(CudaKernels, SmallStepsRandomSteps) {
+  if (auto why = tnrt::cuda::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  engine eng(cuda::options{});
+  const std::uint64_t seed = 80808;
+  std::printf("[small steps kernel] seed %llu (+0..3 by dtype)\n", static_cast<unsigned long long>(seed));
+  int checked = 0;
+  small_steps_on_device<float>(eng, seed, 300, checked);
+  small_steps_on_device<double>(eng, seed + 1, 300, checked);
+  small_steps_on_device<std::complex<float>>(eng, seed + 2, 300, checked);
+  small_steps_on_device<std::complex<double>>(eng, seed + 3, 300, checked);
+  std::printf("[small steps kernel] %d steps checked\n", checked);
+  EXPECT_EQ(checked, 1200);
+  eng.synchronize();
+}
+
+// Whole absorbed subtrees of random trees: steps inside one block depend on each other.
+template <class T>
+void absorbed_subtrees_on_device(engine& eng, const problem& p, layout_policy pol, std::uint64_t data_seed, int& steps_checked) {
+  const std::size_t n = p.net.inputs.size(), steps = p.tree.steps.size();
+  const fusion_plan f = plan_fusion(p, fusion_limits{1024, 2});
+  if (f.subtrees() == 0) return;
+  const kerntest::lowered_tree lt = kerntest::lower_tree(p, pol);
+  const auto labels = operand_labels(p.net, p.tree);
+  const auto in = kerntest::random_tree_inputs(p, data_seed);
+  std::vector<mirrored<T>> buf(n + steps);
+  std::vector<std::vector<T>> ref(n + steps);
+  std::vector<std::vector<double>> mag(n + steps);
+  std::vector<double> factor(n + steps, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    buf[i].host.assign(in[i].as<T>(), in[i].as<T>() + in[i].size());
+    ref[i] = buf[i].host;
+    for (const T& v : ref[i]) mag[i].push_back(kerntest::magnitude(v));
+    to_device(eng, buf[i]);
+  }
+  std::vector<small_step_record> records;
+  for (int k : f.absorbed) {
+    const auto ks = static_cast<std::size_t>(k);
+    buf[n + ks].host.assign(static_cast<std::size_t>(element_count(p.net.shape_of(labels[n + ks]))), kerntest::guard_value<T>());
+    ref[n + ks].assign(buf[n + ks].host.size(), T{});
+    mag[n + ks].assign(buf[n + ks].host.size(), 0.0);
+    to_device(eng, buf[n + ks]);
+    const step& s = p.tree.steps[ks];
+    small_step_record r;
+    ASSERT_TRUE(describe_small_step(lt.steps[ks], buf[static_cast<std::size_t>(s.lhs)].dev, s.rhs >= 0 ? buf[static_cast<std::size_t>(s.rhs)].dev : nullptr,
+                                    buf[n + ks].dev, r));
+    records.push_back(r);
+  }
+  launch_records(eng, dtype_of<T>::value, records, f.subtree_begin);
+  for (int k : f.absorbed) {  // host chain, in the same (topological) order
+    const auto ks = static_cast<std::size_t>(k);
+    const step& s = p.tree.steps[ks];
+    SCOPED_TRACE(p.source + " " + kerntest::name_of_policy(pol) + " absorbed step " + std::to_string(k));
+    evaluate_lowered<T>(lt.steps[ks], ref[static_cast<std::size_t>(s.lhs)].data(), s.rhs >= 0 ? ref[static_cast<std::size_t>(s.rhs)].data() : nullptr,
+                        ref[n + ks].data());
+    from_device(eng, buf[n + ks]);
+    // Chains of steps: per element within 2 F eps sum|terms| of the chain (mag: the chain on |values|),
+    // F accumulating N + 2 over the steps below (errors of operands propagate through the bound).
+    evaluate_lowered<double>(lt.steps[ks], mag[static_cast<std::size_t>(s.lhs)].data(), s.rhs >= 0 ? mag[static_cast<std::size_t>(s.rhs)].data() : nullptr,
+                             mag[n + ks].data());
+    factor[n + ks] = static_cast<double>(kerntest::sum_length(lt.steps[ks]) + 2) + factor[static_cast<std::size_t>(s.lhs)] +
+                     (s.rhs >= 0 ? factor[static_cast<std::size_t>(s.rhs)] : 0.0);
+    const double tol = 2.0 * factor[n + ks] * kerntest::eps_of<T>();
+    int bad = 0;
+    for (std::size_t i = 0; i < ref[n + ks].size() && bad < 5; ++i) {
+      const double err = static_cast<double>(std::abs(buf[n + ks].host[i] - ref[n + ks][i]));
+      if (!(err <= tol * mag[n + ks][i])) {
+        ADD_FAILURE() << "element " << i << ": device " << buf[n + ks].host[i] << " host " << ref[n + ks][i] << " (|err| " << err << " > " << tol
+                      << " * " << mag[n + ks][i] << ")";
+        ++bad;
+      }
+    }
+    ++steps_checked;
+  }
+  for (auto& b : buf) release(eng, b);
+}
+
+TEST(CudaKernels, SmallStepsAbsorbedSubtrees) {
+  if (auto why = tnrt::cuda::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  engine eng(cuda::options{});
+  const std::uint64_t base = 31415;
+  std::printf("[absorbed subtrees] seeds from %llu\n", static_cast<unsigned long long>(base));
+  kerntest::tree_spec spec;
+  spec.max_inputs = 14;
+  spec.max_labels = 14;
+  spec.max_elements = 1 << 14;
+  int checked = 0;
+  const layout_policy policies[] = {layout_policy::column_major, layout_policy::row_major, layout_policy::follow};
+  for (int i = 0; i < 80; ++i) {
+    const dtype t = all_dtypes[static_cast<std::size_t>(i) % 4];
+    std::uint64_t used = 0;
+    const problem p = kerntest::random_tree_problem(spec, base + static_cast<std::uint64_t>(i) * 13, t, &used);
+    visit_dtype(t, [&](auto zero) {
+      using T = decltype(zero);
+      absorbed_subtrees_on_device<T>(eng, p, policies[static_cast<std::size_t>(i) % 3], used + 7, checked);
+    });
+    if (HasFailure()) break;
+  }
+  std::printf("[absorbed subtrees] %d absorbed steps checked\n", checked);
+  EXPECT_GT(checked, 100);
+  eng.synchronize();
+}
+
+// ---- whole trees --------------------------------------------------------------------------------
+
+host_tensor run_eager(engine& eng, const problem& p, const std::vector<host_tensor>& in) {
+  std::vector<void*> d;
+  for (const auto& t : in) d.push_back(gputest::upload(eng, t));
+  cuda::device_operand r = cuda::contract_eager(eng, p, d);
+  host_tensor out = gputest::download(eng, r.ptr, p.type, p.net.shape_of(p.net.output));
+  eng.pool().deallocate(r.ptr, eng.stream_handle());
+  for (void* x : d) eng.pool().deallocate(x, eng.stream_handle());
+  return out;
+}
+
+struct compiled_info {
+  std::size_t subtrees = 0, absorbed = 0, launches = 0;
+};
+
+host_tensor run_compiled(engine& eng, const problem& p, const std::vector<host_tensor>& in, compiled_info* info = nullptr) {
+  cuda::compiled_program prog(eng, p);
+  if (info != nullptr) *info = compiled_info{prog.fusion().subtrees(), prog.fusion().absorbed.size(), prog.launches()};
+  for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog.input(i), in[i].data(), in[i].bytes());
+  prog.run();
+  return gputest::download(eng, prog.result(), p.type, p.net.shape_of(p.net.output));
+}
+
+// Steps of the tree the skinny kernel takes under these options.
+int skinny_steps(const problem& p, const cuda::options& opt) {
+  if (opt.skinny_kernel == cuda::options::choice::never) return 0;
+  const kerntest::lowered_tree lt = kerntest::lower_tree(p, opt.intermediate_layout);
+  int count = 0;
+  for (const lowered_step& l : lt.steps) {
+    skinny_record r;
+    if (describe_skinny(l, size_of(p.type), nullptr, nullptr, nullptr, r, skinny_limits{48 * 1024, opt.skinny_min_outer})) ++count;
+  }
+  return count;
+}
+
+std::vector<problem> test_trees(dtype t) {
+  std::vector<problem> trees;
+  // greedy trees of random networks (hyperedges, open labels): larger intermediates, skinny steps
+  for (int tensors : {4, 7, 10, 13}) {
+    gputest::random_network_spec spec;
+    spec.tensors = tensors;
+    spec.max_extent = 4;
+    spec.max_elements = 1 << 16;
+    trees.push_back(gputest::random_problem(spec, 4100 + static_cast<std::uint64_t>(tensors), t));
+  }
+  // random trees with diagonals, unary steps, one-sided sums, scalar results
+  kerntest::tree_spec spec;
+  spec.max_inputs = 12;
+  spec.max_elements = 1 << 14;
+  for (std::uint64_t s : {5101u, 5102u, 5103u, 5104u}) trees.push_back(kerntest::random_tree_problem(spec, s, t));
+  return trees;
+}
+
+TEST(CudaKernels, TreesEagerAndCompiledMatchCpu) {
+  if (auto why = tnrt::cuda::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const layout_policy policies[] = {layout_policy::column_major, layout_policy::row_major, layout_policy::follow};
+  const std::int64_t fuse_limits[] = {1, 64, 1024};
+  int runs = 0, skinny_total = 0;
+  std::size_t absorbed_total = 0;
+  for (layout_policy pol : policies) {
+    for (std::int64_t fuse : fuse_limits) {
+      cuda::options opt;
+      opt.skinny_min_outer = 1;
+      // the kernel wherever it fits; `automatic` (timed choice) once per layout
+      opt.skinny_kernel = fuse == 64 ? cuda::options::choice::automatic : cuda::options::choice::always;
+      opt.fuse_max_elements = fuse;
+      opt.intermediate_layout = pol;
+      engine eng(opt);
+      for (dtype t : all_dtypes) {
+        for (const problem& p : test_trees(t)) {
+          // positive data: no cancellation to magnify rounding in the norm-wise error
+          const auto in = gputest::random_inputs(p, 991, 0.25, 1.25);
+          const host_tensor want = cpu::contract(p, in);
+          const double tol = gputest::tolerance(t, gputest::longest_sum(p), 256.0);
+          compiled_info info;
+          const double e_eager = gputest::rel_error(run_eager(eng, p, in), want);
+          const double e_comp = gputest::rel_error(run_compiled(eng, p, in, &info), want);
+          const int sk = skinny_steps(p, opt);
+          skinny_total += sk;
+          absorbed_total += info.absorbed;
+          ++runs;
+          std::printf("[trees] %s %s fuse %lld skinny %s %s: %zu steps, %d skinny, %zu absorbed in %zu subtrees, %zu launches: eager %.2e compiled %.2e (tol %.1e)\n",
+                      p.source.c_str(), kerntest::name_of_policy(pol), static_cast<long long>(fuse), fuse == 64 ? "automatic" : "always", std::string(name_of(t)).c_str(), p.tree.steps.size(),
+                      sk, info.absorbed, info.subtrees, info.launches, e_eager, e_comp, tol);
+          EXPECT_LE(e_eager, tol) << p.source << " eager " << kerntest::name_of_policy(pol) << " fuse " << fuse << " " << name_of(t);
+          EXPECT_LE(e_comp, tol) << p.source << " compiled " << kerntest::name_of_policy(pol) << " fuse " << fuse << " " << name_of(t);
+        }
+      }
+      eng.synchronize();
+    }
+  }
+  std::printf("[trees] %d runs, %d skinny steps, %zu absorbed steps\n", runs, skinny_total, absorbed_total);
+  EXPECT_GT(skinny_total, 50) << "the trees should exercise the skinny kernel";
+  EXPECT_GT(absorbed_total, 50U) << "the trees should exercise the fused kernel";
+}
+
+TEST(CudaKernels, CompiledKernelsOnMatchOff) {
+  if (auto why = tnrt::cuda::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  for (layout_policy pol : {layout_policy::column_major, layout_policy::follow}) {
+    cuda::options on;
+    on.skinny_kernel = cuda::options::choice::always;
+    on.skinny_min_outer = 1;
+    on.fuse_max_elements = 1024;
+    on.intermediate_layout = pol;
+    cuda::options off = on;
+    off.skinny_kernel = cuda::options::choice::never;
+    off.fuse_small_steps = false;
+    engine e_on(on), e_off(off);
+    for (dtype t : all_dtypes) {
+      for (std::uint64_t seed : {6201u, 6202u, 6203u, 6204u, 6205u}) {
+        gputest::random_network_spec spec;
+        spec.tensors = 6 + static_cast<int>(seed % 7);
+        spec.max_extent = 4;
+        spec.max_elements = 1 << 16;
+        std::uint64_t used = 0;
+        const problem p = gputest::random_problem(spec, seed, t, &used);
+        // positive data: no cancellation, so the two summation orders agree to rounding
+        const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+        compiled_info i_on, i_off;
+        const host_tensor r_on = run_compiled(e_on, p, in, &i_on);
+        const host_tensor r_off = run_compiled(e_off, p, in, &i_off);
+        const double diff = gputest::rel_error(r_on, r_off);
+        const double tol = gputest::tolerance(t, gputest::longest_sum(p), 64.0);
+        std::printf("[on vs off] %s %s %s: launches %zu vs %zu, %d skinny: rel difference %.2e (tol %.1e)\n", p.source.c_str(),
+                    kerntest::name_of_policy(pol), std::string(name_of(t)).c_str(), i_on.launches, i_off.launches, skinny_steps(p, on), diff, tol);
+        EXPECT_LE(diff, tol) << p.source << " " << name_of(t);
+        EXPECT_EQ(i_off.absorbed, 0U);
+        EXPECT_LE(i_on.launches, i_off.launches);
+      }
+    }
+    e_on.synchronize();
+    e_off.synchronize();
+  }
+}
+
+}  // namespace
+}  // namespace tnrt
+
+#endif  // TNRT_GPU_TEST_HEADERS_MISSING

@@ -1,0 +1,547 @@
+// Fused small steps (src/core/fusion.hpp), on the host:
+//  - plan_fusion on random trees (fixed, logged seeds) and on the reference network, against an
+//    independent recursive statement of the rule: the absorbed steps are exactly those of the
+//    maximal subtrees whose every step has operands and result of at most max_elements elements
+//    and whose leaves are inputs, keeping only subtrees of at least min_subtree_steps steps; each
+//    subtree in topological order with its root last; library_steps the rest, in order;
+//    is_absorbed / is_root consistent.
+//  - describe_small_step + evaluate_small_step against evaluate_lowered (the trusted reference) on
+//    hundreds of random steps in all four dtypes (row/column-major, permuted and padded layouts,
+//    diagonals, one-sided sums, batch labels, outer products, scalars, unary steps). Errors are
+//    bounded per element by 2 (N + 2) eps sum|terms| (N terms summed in two different orders).
+//    Inputs are followed by NaN guards (a read past the operand shows up), D's padding holds a
+//    sentinel that must survive, and every element of D must be written.
+//  - records refused: too many modes, strides or counts beyond 32 bits (record left untouched).
+//  - a whole-tree host simulation of the compiled program: absorbed subtrees first, through
+//    evaluate_small_step, then the library steps through evaluate_lowered, vs tnrt::cpu::contract.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/fusion.hpp"
+#include "core/step_lowering.hpp"
+#include "support/kernel_random.hpp"
+#include "tnrt/cpu.hpp"
+#include "tnrt/formats.hpp"
+#include "tnrt/network.hpp"
+#include "tnrt/tensor.hpp"
+
+namespace tnrt {
+namespace {
+
+using kerntest::i64;
+
+// ---- plan_fusion against an independent statement of the rule ----------------------------------
+
+struct expected_plan {
+  std::vector<std::set<int>> subtrees;  // step sets of the absorbed subtrees
+  std::set<int> absorbed;
+};
+
+expected_plan expected_fusion(const problem& p, const fusion_limits& lim) {
+  const std::size_t n = p.net.inputs.size(), steps = p.tree.steps.size();
+  const auto labels = operand_labels(p.net, p.tree);
+  auto fits = [&](int id) { return element_count(p.net.shape_of(labels[static_cast<std::size_t>(id)])) <= lim.max_elements; };
+  auto is_step = [&](int id) { return id >= 0 && static_cast<std::size_t>(id) >= n; };
+  // all_small(k): step k and every step below it fit.
+  std::function<bool(int)> all_small = [&](int k) -> bool {
+    const step& s = p.tree.steps[static_cast<std::size_t>(k)];
+    if (!fits(s.lhs) || (s.rhs >= 0 && !fits(s.rhs)) || !fits(static_cast<int>(n) + k)) return false;
+    for (int id : {s.lhs, s.rhs})
+      if (is_step(id) && !all_small(id - static_cast<int>(n))) return false;
+    return true;
+  };
+  std::function<void(int, std::set<int>&)> collect = [&](int k, std::set<int>& out) {
+    out.insert(k);
+    const step& s = p.tree.steps[static_cast<std::size_t>(k)];
+    for (int id : {s.lhs, s.rhs})
+      if (is_step(id)) collect(id - static_cast<int>(n), out);
+  };
+  std::vector<int> consumer(steps, -1);
+  for (std::size_t k = 0; k < steps; ++k)
+    for (int id : {p.tree.steps[k].lhs, p.tree.steps[k].rhs})
+      if (is_step(id)) consumer[static_cast<std::size_t>(id) - n] = static_cast<int>(k);
+  expected_plan e;
+  for (std::size_t k = 0; k < steps; ++k) {
+    if (!all_small(static_cast<int>(k))) continue;
+    const int c = consumer[k];
+    if (c >= 0 && all_small(c)) continue;  // not maximal
+    std::set<int> sub;
+    collect(static_cast<int>(k), sub);
+    if (static_cast<int>(sub.size()) < lim.min_subtree_steps) continue;
+    e.subtrees.push_back(sub);
+    e.absorbed.insert(sub.begin(), sub.end());
+  }
+  return e;
+}
+
+void check_plan(const problem& p, const fusion_limits& lim, const fusion_plan& f, const std::string& where) {
+  SCOPED_TRACE(where);
+  const std::size_t n = p.net.inputs.size(), steps = p.tree.steps.size();
+  const expected_plan e = expected_fusion(p, lim);
+  ASSERT_EQ(f.is_absorbed.size(), steps);
+  ASSERT_EQ(f.subtrees(), e.subtrees.size()) << "number of subtrees";
+  if (f.subtrees() > 0) {
+    EXPECT_EQ(f.subtree_begin.front(), 0);
+    EXPECT_EQ(static_cast<std::size_t>(f.subtree_begin.back()), f.absorbed.size());
+  }
+  std::vector<std::set<int>> got;
+  std::set<int> absorbed;
+  for (std::size_t s = 0; s < f.subtrees(); ++s) {
+    const auto b = static_cast<std::size_t>(f.subtree_begin[s]), end = static_cast<std::size_t>(f.subtree_begin[s + 1]);
+    ASSERT_LT(b, end) << "empty subtree " << s;
+    ASSERT_LE(end, f.absorbed.size());
+    EXPECT_GE(static_cast<int>(end - b), lim.min_subtree_steps) << "subtree " << s << " below min_subtree_steps";
+    std::set<int> sub;
+    for (std::size_t i = b; i < end; ++i) {
+      const int k = f.absorbed[i];
+      ASSERT_GE(k, 0);
+      ASSERT_LT(static_cast<std::size_t>(k), steps);
+      // topological: every step operand of k is earlier in the same subtree
+      const step& st = p.tree.steps[static_cast<std::size_t>(k)];
+      for (int id : {st.lhs, st.rhs}) {
+        if (id < 0 || static_cast<std::size_t>(id) < n) continue;
+        const int child = id - static_cast<int>(n);
+        EXPECT_TRUE(sub.count(child) == 1) << "subtree " << s << ": step " << k << " comes before its operand step " << child
+                                           << " (or that step is outside the subtree)";
+      }
+      EXPECT_TRUE(absorbed.insert(k).second) << "step " << k << " absorbed twice";
+      sub.insert(k);
+    }
+    // the root is last: no other step of the subtree consumes it; every other step is consumed inside.
+    const int root = f.absorbed[end - 1];
+    EXPECT_TRUE(f.is_root(root)) << "subtree " << s << " root " << root;
+    for (std::size_t i = b; i + 1 < end; ++i) {
+      EXPECT_FALSE(f.is_root(f.absorbed[i])) << "step " << f.absorbed[i] << " is not its subtree's root";
+      bool consumed_inside = false;
+      for (std::size_t j = b; j < end; ++j) {
+        const step& st = p.tree.steps[static_cast<std::size_t>(f.absorbed[j])];
+        if (st.lhs == static_cast<int>(n) + f.absorbed[i] || st.rhs == static_cast<int>(n) + f.absorbed[i]) consumed_inside = true;
+      }
+      EXPECT_TRUE(consumed_inside) << "step " << f.absorbed[i] << " of subtree " << s << " is consumed outside it";
+    }
+    got.push_back(sub);
+  }
+  // the same subtrees as the rule (order of subtrees aside)
+  auto sorted = [](std::vector<std::set<int>> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  EXPECT_EQ(sorted(got), sorted(e.subtrees)) << "absorbed subtrees differ from the rule";
+  EXPECT_EQ(absorbed, e.absorbed);
+  // is_absorbed, library_steps: the complement, in order
+  std::vector<int> library;
+  for (std::size_t k = 0; k < steps; ++k) {
+    EXPECT_EQ(f.is_absorbed[k] != 0, absorbed.count(static_cast<int>(k)) == 1) << "is_absorbed[" << k << "]";
+    if (absorbed.count(static_cast<int>(k)) == 0) library.push_back(static_cast<int>(k));
+  }
+  EXPECT_EQ(f.library_steps, library) << "library_steps must be the non-absorbed steps in order";
+  EXPECT_EQ(f.absorbed.size() + f.library_steps.size(), steps);
+}
+
+kerntest::tree_spec fusion_tree_spec() {
+  kerntest::tree_spec spec;
+  spec.min_inputs = 2;
+  spec.max_inputs = 14;
+  spec.max_labels = 14;
+  spec.max_extent = 4;
+  spec.max_rank = 5;
+  spec.max_elements = 1 << 16;
+  return spec;
+}
+
+TEST(PlanFusion, RandomTreesMatchTheRule) {
+  const std::uint64_t base = 7100;
+  std::printf("[plan_fusion] seeds %llu..%llu\n", static_cast<unsigned long long>(base), static_cast<unsigned long long>(base + 299));
+  int with_subtrees = 0, total_subtrees = 0, total_absorbed = 0, total_steps = 0;
+  const fusion_limits limit_sets[] = {{1024, 2}, {64, 2}, {16, 1}, {1, 2}, {256, 3}, {1 << 20, 2}};
+  for (std::uint64_t i = 0; i < 300; ++i) {
+    std::uint64_t used = 0;
+    const problem p = kerntest::random_tree_problem(fusion_tree_spec(), base * 1000 + i * 37, dtype::f32, &used);
+    for (const fusion_limits& lim : limit_sets) {
+      const fusion_plan f = plan_fusion(p, lim);
+      check_plan(p, lim, f,
+                 p.source + " max_elements " + std::to_string(lim.max_elements) + " min_subtree_steps " + std::to_string(lim.min_subtree_steps));
+      if (HasFatalFailure()) return;
+      if (f.subtrees() > 0) ++with_subtrees;
+      total_subtrees += static_cast<int>(f.subtrees());
+      total_absorbed += static_cast<int>(f.absorbed.size());
+      total_steps += static_cast<int>(p.tree.steps.size());
+    }
+  }
+  std::printf("[plan_fusion] %d plans with subtrees; %d subtrees, %d of %d steps absorbed\n", with_subtrees, total_subtrees, total_absorbed,
+              total_steps);
+  EXPECT_GT(with_subtrees, 100) << "the random trees should often have fusable subtrees";
+}
+
+TEST(PlanFusion, HandBuiltTree) {
+  // ((x0 x1) (x2 x3)) then x4 (large): steps 0, 1, 2 small and one subtree; step 3 large.
+  problem p;
+  p.net.extents = {2, 2, 2, 64, 2};
+  p.net.label_names = {"a", "b", "c", "d", "e"};
+  p.net.inputs = {{0, 1}, {1, 2}, {2, 4}, {4, 0}, {0, 3, 2}};
+  p.net.output = {3};
+  p.tree.steps = {step{0, 1, {0, 2}}, step{2, 3, {2, 0}}, step{5, 6, {0, 2}}, step{7, 4, {3}}};
+  validate(p.net, p.tree);
+  const fusion_plan f = plan_fusion(p, fusion_limits{16, 2});
+  check_plan(p, fusion_limits{16, 2}, f, "hand-built");
+  ASSERT_EQ(f.subtrees(), 1U);
+  EXPECT_EQ(f.absorbed, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(f.library_steps, (std::vector<int>{3}));
+  EXPECT_TRUE(f.is_root(2));
+  // min_subtree_steps above the subtree's size: nothing absorbed
+  const fusion_plan none = plan_fusion(p, fusion_limits{16, 4});
+  EXPECT_EQ(none.subtrees(), 0U);
+  EXPECT_TRUE(none.absorbed.empty());
+  EXPECT_EQ(none.library_steps, (std::vector<int>{0, 1, 2, 3}));
+  // everything small: the whole tree is one subtree
+  const fusion_plan all = plan_fusion(p, fusion_limits{1 << 20, 2});
+  ASSERT_EQ(all.subtrees(), 1U);
+  EXPECT_EQ(all.absorbed, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_TRUE(all.library_steps.empty());
+}
+
+std::filesystem::path source_dir() {
+  const char* env = std::getenv("TNRT_SOURCE_DIR");
+  return env != nullptr ? std::filesystem::path(env) : std::filesystem::path();
+}
+
+TEST(PlanFusion, ReferenceNetwork) {
+  if (source_dir().empty()) GTEST_SKIP() << "TNRT_SOURCE_DIR is not set (run through ctest)";
+  const auto path = source_dir() / "data" / "tensornetwork_permutation_optimized.json";
+  const problem p = load_tree_json_file(path.string(), tree_json_options{});
+  const fusion_limits lim{};
+  const fusion_plan f = plan_fusion(p, lim);
+  check_plan(p, lim, f, "reference network");
+  std::printf("[reference network] %zu steps: %zu subtrees, %zu absorbed, %zu library steps\n", p.tree.steps.size(), f.subtrees(),
+              f.absorbed.size(), f.library_steps.size());
+  EXPECT_GE(f.subtrees(), 20U);
+  EXPECT_GE(f.absorbed.size(), 400U);
+  // every absorbed step fits a record under each intermediate layout
+  for (layout_policy pol : {layout_policy::column_major, layout_policy::row_major, layout_policy::follow}) {
+    const kerntest::lowered_tree lt = kerntest::lower_tree(p, pol);
+    int refused = 0;
+    for (int k : f.absorbed) {
+      small_step_record r;
+      if (!describe_small_step(lt.steps[static_cast<std::size_t>(k)], nullptr, nullptr, nullptr, r)) ++refused;
+    }
+    EXPECT_EQ(refused, 0) << kerntest::name_of_policy(pol);
+  }
+}
+
+// ---- describe_small_step + evaluate_small_step vs evaluate_lowered -----------------------------
+
+struct step_stats {
+  int checked = 0, refused = 0, unary = 0, scalar_out = 0;
+};
+
+// Operand buffers: span elements, then `guards` NaN elements.
+constexpr std::size_t guards = 8;
+
+template <class T>
+void check_small_step(std::mt19937_64& rng, const kerntest::step_case& sc, const std::string& where, step_stats& st) {
+  SCOPED_TRACE(where + "\n  " + kerntest::describe(sc));
+  const lowered_step l = kerntest::lower(sc);
+  SCOPED_TRACE("lowered: " + kerntest::describe(l));
+  const auto span_a = static_cast<std::size_t>(kerntest::span_of(sc.a, sc.extents));
+  const auto span_b = sc.unary ? std::size_t{0} : static_cast<std::size_t>(kerntest::span_of(sc.b, sc.extents));
+  const auto span_d = static_cast<std::size_t>(kerntest::span_of(sc.d, sc.extents));
+  std::vector<T> a(span_a + guards, kerntest::guard_value<T>()), b(sc.unary ? 0 : span_b + guards, kerntest::guard_value<T>());
+  for (i64 off : kerntest::all_offsets(kerntest::extents_of(sc.a.labels, sc.extents), sc.a.strides)) a[static_cast<std::size_t>(off)] = kerntest::random_value<T>(rng);
+  if (!sc.unary)
+    for (i64 off : kerntest::all_offsets(kerntest::extents_of(sc.b.labels, sc.extents), sc.b.strides)) b[static_cast<std::size_t>(off)] = kerntest::random_value<T>(rng);
+  // Padding inside the operands' spans stays NaN: neither evaluation may read it.
+  std::vector<T> want(span_d + guards, kerntest::sentinel_value<T>()), got(span_d + guards, kerntest::sentinel_value<T>());
+  evaluate_lowered<T>(l, a.data(), sc.unary ? nullptr : b.data(), want.data());
+
+  small_step_record r;
+  r.n_out = -7;  // untouched on refusal
+  if (!describe_small_step(l, a.data(), sc.unary ? nullptr : b.data(), got.data(), r)) {
+    EXPECT_EQ(r.n_out, -7) << "a refused record must be left untouched";
+    ++st.refused;
+    return;
+  }
+  ++st.checked;
+  st.unary += sc.unary ? 1 : 0;
+  st.scalar_out += sc.d.labels.empty() ? 1 : 0;
+  EXPECT_EQ(r.b == nullptr, sc.unary) << "a reduction's record has no B";
+  EXPECT_LE(r.n_out, small_step_max_modes);
+  EXPECT_LE(r.n_sum, small_step_max_modes);
+  i64 out_count = 1, sum_count = 1;
+  for (int i = 0; i < r.n_out; ++i) out_count *= r.out_extent[i];
+  for (int i = 0; i < r.n_sum; ++i) sum_count *= r.sum_extent[i];
+  EXPECT_EQ(out_count, r.out_count);
+  EXPECT_EQ(sum_count, r.sum_count);
+  EXPECT_EQ(r.out_count, kerntest::product(l.d.extents)) << "one thread per element of D";
+  EXPECT_EQ(r.sum_count, kerntest::sum_length(l));
+  evaluate_small_step<T>(r);
+
+  const std::vector<double> bound = kerntest::magnitude_bound<T>(l, a, b, span_d + guards);
+  const double tol = 2.0 * static_cast<double>(kerntest::sum_length(l) + 2) * kerntest::eps_of<T>();
+  std::vector<char> in_d(span_d + guards, 0);
+  for (i64 off : kerntest::all_offsets(l.d.extents, l.d.strides)) in_d[static_cast<std::size_t>(off)] = 1;
+  int bad = 0;
+  for (std::size_t i = 0; i < got.size() && bad < 5; ++i) {
+    if (in_d[i] == 0) {
+      if (!kerntest::same_bits_value(got[i], kerntest::sentinel_value<T>())) {
+        ADD_FAILURE() << "element " << i << " outside D was written";
+        ++bad;
+      }
+      continue;
+    }
+    const double err = static_cast<double>(std::abs(got[i] - want[i]));
+    if (!(err <= tol * bound[i])) {
+      ADD_FAILURE() << "D offset " << i << ": got " << got[i] << " want " << want[i] << " (|err| " << err << " > " << tol << " * " << bound[i] << ")";
+      ++bad;
+    }
+  }
+}
+
+template <class T>
+void random_small_steps(std::uint64_t seed, int count, step_stats& st) {
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < count; ++i) {
+    const kerntest::step_case sc = kerntest::random_general_step(rng);
+    check_small_step<T>(rng, sc, std::string(kerntest::type_name<T>()) + " seed " + std::to_string(seed) + " step #" + std::to_string(i), st);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(SmallStepRecord, RandomStepsMatchEvaluateLowered) {
+  const std::uint64_t seed = 424242;
+  std::printf("[small steps] seed %llu (+0..3 by dtype), 400 steps per dtype\n", static_cast<unsigned long long>(seed));
+  step_stats st;
+  random_small_steps<float>(seed, 400, st);
+  random_small_steps<double>(seed + 1, 400, st);
+  random_small_steps<std::complex<float>>(seed + 2, 400, st);
+  random_small_steps<std::complex<double>>(seed + 3, 400, st);
+  std::printf("[small steps] %d checked (%d unary, %d scalar results), %d refused\n", st.checked, st.unary, st.scalar_out, st.refused);
+  EXPECT_EQ(st.refused, 0) << "no random step here has more than 12 modes";
+  EXPECT_GT(st.unary, 100);
+  EXPECT_GT(st.scalar_out, 50);
+}
+
+// A hand-made lowered step: n_out output modes and n_sum summed modes of extent `e`.
+lowered_step wide_step(int n_out, int n_sum, i64 e, int n_ones = 0) {
+  lowered_step l;
+  std::int32_t mode = 0;
+  std::vector<i64> a_ext;
+  for (int i = 0; i < n_out + n_sum + n_ones; ++i) {
+    const i64 ext = i < n_out + n_sum ? e : 1;
+    l.a.modes.push_back(mode);
+    l.a.extents.push_back(ext);
+    l.b.modes.push_back(mode);
+    l.b.extents.push_back(ext);
+    if (i < n_out || i >= n_out + n_sum) {
+      l.d.modes.push_back(mode);
+      l.d.extents.push_back(ext);
+    }
+    ++mode;
+  }
+  l.a.strides = dense_strides(l.a.extents, false);
+  l.b.strides = dense_strides(l.b.extents, true);
+  l.d.strides = dense_strides(l.d.extents, false);
+  return l;
+}
+
+TEST(SmallStepRecord, RefusesWhatDoesNotFit) {
+  small_step_record r;
+  r.n_out = -3;
+  EXPECT_TRUE(describe_small_step(wide_step(small_step_max_modes, 2, 2), nullptr, nullptr, nullptr, r)) << "12 output modes fit";
+  EXPECT_EQ(r.n_out, small_step_max_modes);
+  r.n_out = -3;
+  EXPECT_FALSE(describe_small_step(wide_step(small_step_max_modes + 1, 1, 2), nullptr, nullptr, nullptr, r)) << "13 output modes";
+  EXPECT_EQ(r.n_out, -3) << "record untouched";
+  EXPECT_TRUE(describe_small_step(wide_step(1, small_step_max_modes, 2), nullptr, nullptr, nullptr, r)) << "12 summed modes fit";
+  r.n_out = -3;
+  EXPECT_FALSE(describe_small_step(wide_step(1, small_step_max_modes + 1, 2), nullptr, nullptr, nullptr, r)) << "13 summed modes";
+  EXPECT_EQ(r.n_out, -3);
+  // extent-1 modes never count
+  EXPECT_TRUE(describe_small_step(wide_step(3, 3, 2, 20), nullptr, nullptr, nullptr, r));
+  EXPECT_EQ(r.n_out, 3);
+  EXPECT_EQ(r.n_sum, 3);
+  // a stride beyond 32 bits
+  lowered_step big = wide_step(2, 1, 2);
+  big.a.strides[0] = i64{1} << 33;
+  r.n_out = -3;
+  EXPECT_FALSE(describe_small_step(big, nullptr, nullptr, nullptr, r)) << "stride 2^33";
+  EXPECT_EQ(r.n_out, -3);
+  // a count beyond 32 bits (never reached by small steps, but the record must refuse it)
+  lowered_step huge = wide_step(0, 0, 1);
+  huge.a.modes = {0, 1};
+  huge.a.extents = {1 << 20, 1 << 12};
+  huge.a.strides = {1 << 12, 1};
+  huge.b = huge.a;
+  huge.d = huge.a;
+  r.n_out = -3;
+  EXPECT_FALSE(describe_small_step(huge, nullptr, nullptr, nullptr, r)) << "2^32 outputs";
+  EXPECT_EQ(r.n_out, -3);
+}
+
+// ---- the whole tree on the host, as the compiled program runs it --------------------------------
+
+// Runs `p` with the absorbed subtrees through evaluate_small_step first (in subtree order), then
+// the library steps through evaluate_lowered, and also every step through evaluate_lowered (the
+// reference chain) and |values| through it (the bound). Compares the result to cpu::contract.
+template <class T>
+void simulate_tree(const problem& p, const fusion_limits& lim, layout_policy pol, std::uint64_t data_seed, const std::string& where,
+                   int& fused_steps) {
+  SCOPED_TRACE(where);
+  const std::size_t n = p.net.inputs.size(), steps = p.tree.steps.size();
+  const kerntest::lowered_tree lt = kerntest::lower_tree(p, pol);
+  const auto labels = operand_labels(p.net, p.tree);
+  const auto in = kerntest::random_tree_inputs(p, data_seed);
+  const fusion_plan f = plan_fusion(p, lim);
+
+  std::vector<std::vector<T>> buf(n + steps), ref(n + steps);
+  std::vector<std::vector<double>> mag(n + steps);
+  std::vector<char> ready(n + steps, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const T* x = in[i].as<T>();
+    buf[i].assign(x, x + in[i].size());
+    ref[i] = buf[i];
+    for (const T& v : buf[i]) mag[i].push_back(kerntest::magnitude(v));
+    ready[i] = 1;
+  }
+  for (std::size_t k = 0; k < steps; ++k) {
+    const auto e = static_cast<std::size_t>(element_count(p.net.shape_of(labels[n + k])));
+    buf[n + k].assign(e, kerntest::guard_value<T>());
+    ref[n + k].assign(e, T{});
+    mag[n + k].assign(e, 0.0);
+  }
+  auto run_small = [&](int k) {
+    const step& s = p.tree.steps[static_cast<std::size_t>(k)];
+    ASSERT_TRUE(ready[static_cast<std::size_t>(s.lhs)] != 0 && (s.rhs < 0 || ready[static_cast<std::size_t>(s.rhs)] != 0))
+        << "absorbed step " << k << " runs before its operands";
+    small_step_record r;
+    ASSERT_TRUE(describe_small_step(lt.steps[static_cast<std::size_t>(k)], buf[static_cast<std::size_t>(s.lhs)].data(),
+                                    s.rhs >= 0 ? buf[static_cast<std::size_t>(s.rhs)].data() : nullptr, buf[n + static_cast<std::size_t>(k)].data(), r))
+        << "absorbed step " << k << " does not fit a record";
+    evaluate_small_step<T>(r);
+    ready[n + static_cast<std::size_t>(k)] = 1;
+  };
+  auto run_library = [&](int k) {
+    const step& s = p.tree.steps[static_cast<std::size_t>(k)];
+    ASSERT_TRUE(ready[static_cast<std::size_t>(s.lhs)] != 0 && (s.rhs < 0 || ready[static_cast<std::size_t>(s.rhs)] != 0))
+        << "library step " << k << " runs before its operands";
+    evaluate_lowered<T>(lt.steps[static_cast<std::size_t>(k)], buf[static_cast<std::size_t>(s.lhs)].data(),
+                        s.rhs >= 0 ? buf[static_cast<std::size_t>(s.rhs)].data() : nullptr, buf[n + static_cast<std::size_t>(k)].data());
+    ready[n + static_cast<std::size_t>(k)] = 1;
+  };
+  for (int k : f.absorbed) {
+    run_small(k);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  fused_steps += static_cast<int>(f.absorbed.size());
+  for (int k : f.library_steps) {
+    run_library(k);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  for (std::size_t k = 0; k < steps; ++k) {
+    const step& s = p.tree.steps[k];
+    evaluate_lowered<T>(lt.steps[k], ref[static_cast<std::size_t>(s.lhs)].data(), s.rhs >= 0 ? ref[static_cast<std::size_t>(s.rhs)].data() : nullptr,
+                        ref[n + k].data());
+    evaluate_lowered<double>(lt.steps[k], mag[static_cast<std::size_t>(s.lhs)].data(), s.rhs >= 0 ? mag[static_cast<std::size_t>(s.rhs)].data() : nullptr,
+                             mag[n + k].data());
+  }
+  const std::size_t res = static_cast<std::size_t>(p.tree.result_id(n));
+  const host_tensor want = cpu::contract(p, in);
+  ASSERT_EQ(static_cast<std::size_t>(want.size()), buf[res].size());
+  const double tol = 64.0 * static_cast<double>(steps + 1) * kerntest::eps_of<T>();
+  // sum over the tree's steps of their lengths bounds the rounding of any product-sum chain
+  int bad = 0;
+  for (std::size_t i = 0; i < buf[res].size() && bad < 5; ++i) {
+    const double bound = mag[res][i] * 16.0;  // generous factor: cpu::contract sums in its own order
+    const double e_cpu = static_cast<double>(std::abs(buf[res][i] - want.as<T>()[i]));
+    const double e_ref = static_cast<double>(std::abs(buf[res][i] - ref[res][i]));
+    if (!(e_cpu <= tol * bound) || !(e_ref <= tol * bound)) {
+      ADD_FAILURE() << "result element " << i << ": fused " << buf[res][i] << ", cpu::contract " << want.as<T>()[i] << ", lowered chain "
+                    << ref[res][i] << " (bound " << mag[res][i] << ")";
+      ++bad;
+    }
+  }
+}
+
+TEST(FusedTreeSimulation, MatchesCpuContract) {
+  const std::uint64_t base = 90210;
+  std::printf("[tree simulation] seeds from %llu\n", static_cast<unsigned long long>(base));
+  kerntest::tree_spec spec = fusion_tree_spec();
+  spec.max_elements = 1 << 13;
+  const fusion_limits limit_sets[] = {{1024, 2}, {64, 2}, {16, 1}, {1 << 20, 1}};
+  const layout_policy policies[] = {layout_policy::column_major, layout_policy::row_major, layout_policy::follow};
+  const dtype types[] = {dtype::f32, dtype::f64, dtype::c64, dtype::c128};
+  int trees = 0, fused = 0;
+  for (int i = 0; i < 120; ++i) {
+    const dtype t = types[static_cast<std::size_t>(i) % 4];
+    std::uint64_t used = 0;
+    const problem p = kerntest::random_tree_problem(spec, base + static_cast<std::uint64_t>(i) * 101, t, &used);
+    const fusion_limits& lim = limit_sets[static_cast<std::size_t>(i / 4) % std::size(limit_sets)];
+    const layout_policy pol = policies[static_cast<std::size_t>(i / 3) % std::size(policies)];
+    const std::string where = p.source + " " + std::string(name_of(t)) + " " + kerntest::name_of_policy(pol) + " max_elements " +
+                              std::to_string(lim.max_elements) + " (" + std::to_string(p.tree.steps.size()) + " steps)";
+    visit_dtype(t, [&](auto zero) {
+      using T = decltype(zero);
+      simulate_tree<T>(p, lim, pol, used + 1, where, fused);
+    });
+    ++trees;
+    if (HasFailure()) return;
+  }
+  std::printf("[tree simulation] %d trees, %d steps run fused\n", trees, fused);
+  EXPECT_GT(fused, 200);
+}
+
+TEST(FusedTreeSimulation, ReferenceNetworkF64) {
+  if (source_dir().empty()) GTEST_SKIP() << "TNRT_SOURCE_DIR is not set (run through ctest)";
+  const auto path = source_dir() / "data" / "tensornetwork_permutation_optimized.json";
+  tree_json_options opt;
+  opt.type = dtype::f64;
+  const problem p = load_tree_json_file(path.string(), opt);
+  // Only the absorbed subtrees: each root, computed fused, against the lowered chain.
+  const fusion_plan f = plan_fusion(p, fusion_limits{});
+  const std::size_t n = p.net.inputs.size();
+  const auto labels = operand_labels(p.net, p.tree);
+  const auto in = kerntest::random_tree_inputs(p, 5150);
+  for (layout_policy pol : {layout_policy::column_major, layout_policy::follow}) {
+    const kerntest::lowered_tree lt = kerntest::lower_tree(p, pol);
+    std::vector<std::vector<double>> fused(n + p.tree.steps.size()), ref(n + p.tree.steps.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      fused[i].assign(in[i].as<double>(), in[i].as<double>() + in[i].size());
+      ref[i] = fused[i];
+    }
+    double worst = 0;
+    for (int k : f.absorbed) {
+      const auto ks = static_cast<std::size_t>(k);
+      const step& s = p.tree.steps[ks];
+      const auto e = static_cast<std::size_t>(element_count(p.net.shape_of(labels[n + ks])));
+      fused[n + ks].assign(e, kerntest::guard_value<double>());
+      ref[n + ks].assign(e, 0.0);
+      small_step_record r;
+      ASSERT_TRUE(describe_small_step(lt.steps[ks], fused[static_cast<std::size_t>(s.lhs)].data(),
+                                      s.rhs >= 0 ? fused[static_cast<std::size_t>(s.rhs)].data() : nullptr, fused[n + ks].data(), r));
+      evaluate_small_step<double>(r);
+      evaluate_lowered<double>(lt.steps[ks], ref[static_cast<std::size_t>(s.lhs)].data(), s.rhs >= 0 ? ref[static_cast<std::size_t>(s.rhs)].data() : nullptr,
+                               ref[n + ks].data());
+      for (std::size_t i = 0; i < e; ++i) {
+        const double scale = std::max(1.0, std::abs(ref[n + ks][i]));
+        worst = std::max(worst, std::abs(fused[n + ks][i] - ref[n + ks][i]) / scale);
+      }
+    }
+    std::printf("[reference network, %s] %zu absorbed steps: worst scaled difference %.3e\n", kerntest::name_of_policy(pol), f.absorbed.size(), worst);
+    EXPECT_LE(worst, 1e-9);
+  }
+}
+
+}  // namespace
+}  // namespace tnrt
