@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <complex>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 
 namespace tnrt {
@@ -110,6 +111,11 @@ bool describe_skinny(const lowered_step& s, std::size_t element_bytes, const voi
   if (static_cast<int>(merged.size()) > skinny_max_outer || m_count > skinny_max_m || k_count > skinny_max_k ||
       outer_count < limits.min_outer)
     return false;
+
+  // The record keeps D's m offsets in 32 bits (Small's fit: it is at most max_small_bytes).
+  std::int64_t max_m_d = 0;
+  for (const auto& m : ms) max_m_d += (m.extent - 1) * m.d;
+  if (max_m_d > std::numeric_limits<std::int32_t>::max()) return false;
 
   skinny_record r;
   r.big = a_small ? b : a;
