@@ -3,8 +3,10 @@
 //    one-sided sums, diagonals, row/column-major, permuted and padded layouts) in all four dtypes
 //    vs evaluate_lowered on the host; operands followed by NaN guards, D's padding a sentinel that
 //    must survive; errors per element within c (N + 2) eps sum|terms|.
-//  - launch_small_steps: random independent steps grouped into random subtrees, and whole absorbed
-//    subtrees of random trees (steps depending on each other inside one block), vs evaluate_lowered.
+//  - launch_small_steps (device table) and launch_small_steps_from_host (records as kernel
+//    parameters, several launches, subtrees split across them): random independent steps grouped
+//    into random subtrees, and whole absorbed subtrees of random trees (steps depending on each
+//    other inside one block), vs evaluate_lowered.
 //  - whole random trees through contract_eager and compiled_program with skinny_min_outer = 1,
 //    fuse_max_elements in {1, 64, 1024}, skinny_kernel = always (automatic with 64) and every
 //    intermediate layout, vs tnrt::cpu::contract;
@@ -20,6 +22,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/fusion.hpp"
@@ -185,22 +188,29 @@ TEST(CudaKernels, SkinnyLargeOuterSpace) {
 
 // ---- launch_small_steps ----------------------------------------------------------------------------
 
-// Uploads records and subtree offsets, launches, and frees the table after.
-void launch_records(engine& eng, dtype t, const std::vector<small_step_record>& records, const std::vector<int>& begin) {
+// Launches the records: from a device table (compiled mode's path; uploaded here and freed after),
+// or from host memory as kernel parameters (eager mode's path, several launches when there are more
+// than small_steps_per_launch records, subtrees split across them).
+void launch_records(engine& eng, dtype t, const std::vector<small_step_record>& records, const std::vector<int>& begin, bool from_host) {
+  const int subtrees = static_cast<int>(begin.size()) - 1;
+  if (from_host) {
+    cuda::launch_small_steps_from_host(t, records.data(), begin.data(), subtrees, eng.stream());
+    gputest::check_cuda(cudaStreamSynchronize(eng.stream()), "cudaStreamSynchronize after the fused launches");
+    return;
+  }
   const std::size_t rec_bytes = records.size() * sizeof(small_step_record);
   const std::size_t begin_bytes = begin.size() * sizeof(int);
   void* table = eng.pool().allocate(rec_bytes + begin_bytes + 256, eng.stream_handle());
   void* begin_dev = static_cast<unsigned char*>(table) + (rec_bytes + 255) / 256 * 256;
   gputest::upload_bytes(eng, table, records.data(), rec_bytes);
   gputest::upload_bytes(eng, begin_dev, begin.data(), begin_bytes);
-  cuda::launch_small_steps(t, static_cast<const small_step_record*>(table), static_cast<const int*>(begin_dev), static_cast<int>(begin.size()) - 1,
-                           eng.stream());
+  cuda::launch_small_steps(t, static_cast<const small_step_record*>(table), static_cast<const int*>(begin_dev), subtrees, eng.stream());
   gputest::check_cuda(cudaStreamSynchronize(eng.stream()), "cudaStreamSynchronize after the fused launch");
   eng.pool().deallocate(table, eng.stream_handle());
 }
 
 template <class T>
-void small_steps_on_device(engine& eng, std::uint64_t seed, int count, int& checked) {
+void small_steps_on_device(engine& eng, std::uint64_t seed, int count, bool from_host, int& checked) {
   std::mt19937_64 rng(seed);
   std::vector<kerntest::step_case> cases;
   std::vector<lowered_step> lows;
@@ -228,10 +238,10 @@ void small_steps_on_device(engine& eng, std::uint64_t seed, int count, int& chec
   // Random subtree sizes 1..6 (the steps are independent; each block walks its list in order).
   std::vector<int> begin{0};
   while (begin.back() < count) begin.push_back(std::min(count, begin.back() + 1 + static_cast<int>(rng() % 6)));
-  launch_records(eng, dtype_of<T>::value, records, begin);
+  launch_records(eng, dtype_of<T>::value, records, begin, from_host);
   for (int i = 0; i < count; ++i) {
     const auto u = static_cast<std::size_t>(i);
-    SCOPED_TRACE(std::string(kerntest::type_name<T>()) + " seed " + std::to_string(seed) + " step #" + std::to_string(i) + "\n  " +
+    SCOPED_TRACE(std::string(kerntest::type_name<T>()) + (from_host ? " from host" : " device table") + " seed " + std::to_string(seed) + " step #" + std::to_string(i) + "\n  " +
                  kerntest::describe(cases[u]));
     from_device(eng, ds[u]);
     compare_d<T>(lows[u], as[u].host, bs[u].host, ds[u].host, 4.0);
@@ -249,18 +259,23 @@ TEST(CudaKernels, SmallStepsRandomSteps) {
   const std::uint64_t seed = 80808;
   std::printf("[small steps kernel] seed %llu (+0..3 by dtype)\n", static_cast<unsigned long long>(seed));
   int checked = 0;
-  small_steps_on_device<float>(eng, seed, 300, checked);
-  small_steps_on_device<double>(eng, seed + 1, 300, checked);
-  small_steps_on_device<std::complex<float>>(eng, seed + 2, 300, checked);
-  small_steps_on_device<std::complex<double>>(eng, seed + 3, 300, checked);
-  std::printf("[small steps kernel] %d steps checked\n", checked);
-  EXPECT_EQ(checked, 1200);
+  for (bool from_host : {false, true}) {
+    small_steps_on_device<float>(eng, seed, 300, from_host, checked);
+    small_steps_on_device<double>(eng, seed + 1, 300, from_host, checked);
+    small_steps_on_device<std::complex<float>>(eng, seed + 2, 300, from_host, checked);
+    small_steps_on_device<std::complex<double>>(eng, seed + 3, 300, from_host, checked);
+  }
+  std::printf("[small steps kernel] %d steps checked (device table and from host)\n", checked);
+  EXPECT_EQ(checked, 2400);
   eng.synchronize();
 }
 
 // Whole absorbed subtrees of random trees: steps inside one block depend on each other.
+// input_scale multiplies the inputs; normwise > 0 also bounds each result's norm-wise relative
+// difference (for long chains, where the |values| bound grows much faster than the values).
 template <class T>
-void absorbed_subtrees_on_device(engine& eng, const problem& p, layout_policy pol, std::uint64_t data_seed, int& steps_checked) {
+void absorbed_subtrees_on_device(engine& eng, const problem& p, layout_policy pol, bool from_host, std::uint64_t data_seed, int& steps_checked,
+                                 double input_scale = 1.0, double normwise = 0.0) {
   const std::size_t n = p.net.inputs.size(), steps = p.tree.steps.size();
   const fusion_plan f = plan_fusion(p, fusion_limits{1024, 2});
   if (f.subtrees() == 0) return;
@@ -273,6 +288,7 @@ void absorbed_subtrees_on_device(engine& eng, const problem& p, layout_policy po
   std::vector<double> factor(n + steps, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
     buf[i].host.assign(in[i].as<T>(), in[i].as<T>() + in[i].size());
+    for (T& v : buf[i].host) v *= static_cast<typename kerntest::real_of<T>::type>(input_scale);
     ref[i] = buf[i].host;
     for (const T& v : ref[i]) mag[i].push_back(kerntest::magnitude(v));
     to_device(eng, buf[i]);
@@ -290,7 +306,7 @@ void absorbed_subtrees_on_device(engine& eng, const problem& p, layout_policy po
                                     buf[n + ks].dev, r));
     records.push_back(r);
   }
-  launch_records(eng, dtype_of<T>::value, records, f.subtree_begin);
+  launch_records(eng, dtype_of<T>::value, records, f.subtree_begin, from_host);
   for (int k : f.absorbed) {  // host chain, in the same (topological) order
     const auto ks = static_cast<std::size_t>(k);
     const step& s = p.tree.steps[ks];
@@ -314,6 +330,14 @@ void absorbed_subtrees_on_device(engine& eng, const problem& p, layout_policy po
         ++bad;
       }
     }
+    if (normwise > 0) {
+      double num = 0, den = 0;
+      for (std::size_t i = 0; i < ref[n + ks].size(); ++i) {
+        num += std::norm(std::complex<double>(buf[n + ks].host[i]) - std::complex<double>(ref[n + ks][i]));
+        den += std::norm(std::complex<double>(ref[n + ks][i]));
+      }
+      EXPECT_LE(std::sqrt(num / den), normwise) << "norm-wise relative difference to the host chain";
+    }
     ++steps_checked;
   }
   for (auto& b : buf) release(eng, b);
@@ -336,9 +360,36 @@ TEST(CudaKernels, SmallStepsAbsorbedSubtrees) {
     const problem p = kerntest::random_tree_problem(spec, base + static_cast<std::uint64_t>(i) * 13, t, &used);
     visit_dtype(t, [&](auto zero) {
       using T = decltype(zero);
-      absorbed_subtrees_on_device<T>(eng, p, policies[static_cast<std::size_t>(i) % 3], used + 7, checked);
+      absorbed_subtrees_on_device<T>(eng, p, policies[static_cast<std::size_t>(i) % 3], i % 2 == 1, used + 7, checked);
     });
     if (HasFailure()) break;
+  }
+  // One long chain (v M1 M2 ... M150, 8 x 8): a single subtree of 150 dependent steps, which the
+  // from-host path splits across launches of small_steps_per_launch records.
+  for (dtype t : all_dtypes) {
+    problem chain;
+    chain.type = t;
+    chain.source = "matrix-vector chain";
+    const int links = 150;
+    for (int l = 0; l <= links; ++l) {
+      chain.net.extents.push_back(8);
+      std::string name = std::to_string(l);
+      name.insert(name.begin(), 'c');  // (not "c" + ...: g++ 12 -Wrestrict false positive)
+      chain.net.label_names.push_back(std::move(name));
+    }
+    chain.net.inputs.push_back({0});
+    for (int l = 1; l <= links; ++l) chain.net.inputs.push_back({l - 1, l});
+    chain.net.output = {links};
+    for (int l = 1; l <= links; ++l) chain.tree.steps.push_back(step{l == 1 ? 0 : links + l - 1, l, {l}});
+    validate(chain.net, chain.tree);
+    ASSERT_EQ(plan_fusion(chain, fusion_limits{1024, 2}).subtrees(), 1U);
+    for (bool from_host : {false, true})
+      visit_dtype(t, [&](auto zero) {
+        using T = decltype(zero);
+        // entries scaled by 1/sqrt(8): the values stay near 1 along the chain
+        absorbed_subtrees_on_device<T>(eng, chain, layout_policy::column_major, from_host, 4242, checked, 0.3535533905932738,
+                                       1e4 * kerntest::eps_of<T>());
+      });
   }
   std::printf("[absorbed subtrees] %d absorbed steps checked\n", checked);
   EXPECT_GT(checked, 100);

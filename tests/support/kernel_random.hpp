@@ -32,6 +32,16 @@ struct is_complex_t : std::false_type {};
 template <class R>
 struct is_complex_t<std::complex<R>> : std::true_type {};
 
+/// T's real type (float for complex<float>).
+template <class T>
+struct real_of {
+  using type = T;
+};
+template <class R>
+struct real_of<std::complex<R>> {
+  using type = R;
+};
+
 template <class T>
 const char* type_name() {
   if constexpr (std::is_same_v<T, float>) return "f32";
