@@ -48,6 +48,14 @@ for s in "$@"; do
              tar -czf $out/ref-a.tgz -C /tmp ref-a ;;
     suite-b) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-random --problem ref-f64-const --reps 3 --budget 560 --out /tmp/ref-b 2>&1 | tail -30
              tar -czf $out/ref-b.tgz -C /tmp ref-b ;;
+    sanitize) cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+              for tool in memcheck racecheck synccheck; do
+                for t in test_cuda_plan_cache test_cuda_faults test_cuda_kernels test_cuda_replay; do
+                  echo "--- $tool $t"; timeout 240 $cs --tool $tool --error-exitcode 99 $bin/$t --gtest_brief=1 > $out/cs-$tool-$t.log 2>&1; echo "rc=$?"; tail -3 $out/cs-$tool-$t.log
+                done
+              done
+              echo "--- memcheck tnrt compiled+eager on the reference"
+              for m in compiled eager; do timeout 240 $cs --tool memcheck --error-exitcode 99 $bin/tnrt contract $ref --device cuda --mode $m --warmup 0 --repeat 1 > $out/cs-memcheck-ref-$m.log 2>&1; echo "rc=$?"; tail -4 $out/cs-memcheck-ref-$m.log; done ;;
     bw) timeout 120 python3 bench/bandwidth.py 2>&1 | tail -3 ;;
     micro) timeout 120 $bin/tnrt_retire_bench 2>&1 | tail -20 ;;
     *) echo "unknown step $s" ;;
