@@ -39,9 +39,12 @@ device_operand contract_eager(engine& eng, const problem& p, std::span<void* con
   }
 
   const std::size_t steps = p.tree.steps.size();
-  // Layouts and lowered forms first: every step's result layout follows from its operands'.
+  // Layouts and lowered forms, step by step as they are needed: every result's layout follows from
+  // its operands'. The absorbed small steps are lowered first so that their launch is enqueued
+  // before the host lowers the large steps, which then overlaps the GPU's work.
   std::vector<lowered_step> lowered(steps);
-  for (std::size_t k = 0; k < steps; ++k) {
+  std::vector<char> is_lowered(steps, 0);
+  auto lower = [&](std::size_t k) {
     const step& s = p.tree.steps[k];
     const labelled_layout la{&labels_of(s.lhs), ops[static_cast<std::size_t>(s.lhs)].strides};
     labelled_layout lb;
@@ -49,7 +52,8 @@ device_operand contract_eager(engine& eng, const problem& p, std::span<void* con
     ops[n + k].strides = result_strides(eng, net, s, la, s.rhs >= 0 ? &lb : nullptr, k + 1 == steps);
     const labelled_layout ld{&s.out, ops[n + k].strides};
     lowered[k] = lower_step(la, s.rhs >= 0 ? &lb : nullptr, ld, net.extents);
-  }
+    is_lowered[k] = 1;
+  };
   auto bytes_of = [&](std::size_t k) { return static_cast<std::size_t>(element_count(net.shape_of(p.tree.steps[k].out))) * elem; };
 
   // Small subtrees: all of them first, in launches that carry their records as parameters.
@@ -57,6 +61,7 @@ device_operand contract_eager(engine& eng, const problem& p, std::span<void* con
   if (eng.opts().fuse_small_steps) {
     fusion = plan_fusion(p, fusion_limits{eng.opts().fuse_max_elements, 2});
     small_step_record probe;
+    for (int k : fusion.absorbed) lower(static_cast<std::size_t>(k));  // subtree order: operands first
     for (int k : fusion.absorbed)
       if (!describe_small_step(lowered[static_cast<std::size_t>(k)], nullptr, nullptr, nullptr, probe)) {
         fusion = fusion_plan{};
@@ -105,6 +110,7 @@ device_operand contract_eager(engine& eng, const problem& p, std::span<void* con
     device_operand& a = ops[static_cast<std::size_t>(s.lhs)];
     device_operand* b = s.rhs >= 0 ? &ops[static_cast<std::size_t>(s.rhs)] : nullptr;
     device_operand& d = ops[n + k];
+    if (is_lowered[k] == 0) lower(k);
     const lowered_step& low = lowered[k];
     d.ptr = pool.allocate(bytes_of(k), stream);
     d.owned = true;
