@@ -33,6 +33,12 @@ json parse_json(std::string_view text, const std::string& source) {
     const auto at = what.find(tag);
     what = at == std::string::npos ? what + " (byte " + std::to_string(e.byte) + ")" : what.substr(at + tag.size());
     throw tnrt::parse_error(source + ": malformed JSON " + what);
+  } catch (const json::exception& e) {
+    // json::out_of_range 406: a number too large for a double ("1e999"); found by fuzz/.
+    std::string what = e.what();
+    const auto tag_end = what.find("] ");
+    if (tag_end != std::string::npos) what = what.substr(tag_end + 2);
+    throw tnrt::parse_error(source + ": malformed JSON: " + what);
   }
 }
 
