@@ -6,7 +6,8 @@
 # also builds build-asan (Debug, AddressSanitizer + UndefinedBehaviorSanitizer, no CUDA backend)
 # and runs the unit and CLI tests there, except the full reference-network contractions (tc 2^33,
 # 1 GiB intermediates: many minutes unoptimized under ASan; the same kernels run in the small
-# differential tests, and the Release build runs them in full). TNRT_ASAN_EXCLUDE overrides that
+# differential tests, and the Release build runs them in full) and the fuzz smoke run (its targets
+# carry their own ASan/UBSan). TNRT_ASAN_EXCLUDE overrides that
 # regex ("" excludes nothing). TNRT_CMAKE_ARGS (extra CMake arguments) applies to both builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +28,7 @@ if [[ $sanitize == 1 ]]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTNRT_CUDA=OFF \
         -DTNRT_SANITIZE=address,undefined ${TNRT_CMAKE_ARGS:-} >/dev/null
   cmake --build build-asan -j "$jobs"
-  exclude=${TNRT_ASAN_EXCLUDE-unit\.test_cpu_reference|cli\.reference}
+  exclude=${TNRT_ASAN_EXCLUDE-unit\.test_cpu_reference|cli\.reference|cli\.fuzz_smoke}
   exclude_args=()
   [[ -z $exclude ]] || exclude_args=(-E "$exclude")
   # allocator_may_return_null: the out-of-memory tests need a refused allocation to be an error the

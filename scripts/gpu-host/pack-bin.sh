@@ -9,7 +9,7 @@ build=${TNRT_BUILD_DIR:-build}
 mkdir -p .gpu-bin/stage
 rm -rf .gpu-bin/stage/* .gpu-bin/bin.tar.xz
 cp "$build/tnrt" .gpu-bin/stage/
-for f in "$build"/tests/test_cuda_* "$build"/bench/micro/tnrt_* ; do [[ -x $f ]] && cp "$f" .gpu-bin/stage/; done
+for f in "$build"/tests/test_cuda_* "$build"/bench/micro/tnrt_* "$build"/bench/soak/tnrt_* ; do [[ -x $f ]] && cp "$f" .gpu-bin/stage/; done
 strip .gpu-bin/stage/* 2>/dev/null || true
 tar -C .gpu-bin/stage -cf - . | xz -T2 -9 > .gpu-bin/bin.tar.xz
 rm -rf .gpu-bin/stage
