@@ -46,6 +46,11 @@ for src in "$root"/src/core/*.cpp "$root"/src/cpu/*.cpp; do
 done
 for p in "${pids[@]}"; do wait "$p"; done
 for t in fuzz_tree_json fuzz_einsum_json fuzz_expression fuzz_npy; do
-  "$CXX" "${flags[@]/fuzzer-no-link/fuzzer}" "$here/$t.cpp" "${objs[@]}" -lopenblas -lpthread -o "$out/$t"
-  echo "built $out/$t"
+  bin="$out/$t"
+  if [[ -f $bin ]] && ! find "${objs[@]}" "$here/$t.cpp" "$here/fuzz_common.hpp" -newer "$bin" | grep -q .; then
+    echo "up to date $bin"
+    continue
+  fi
+  "$CXX" "${flags[@]/fuzzer-no-link/fuzzer}" "$here/$t.cpp" "${objs[@]}" -lopenblas -lpthread -o "$bin"
+  echo "built $bin"
 done

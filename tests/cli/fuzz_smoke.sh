@@ -37,7 +37,7 @@ failed=0
 for t in "${targets[@]}"; do
   mkdir -p "$work/$t/corpus" "$work/$t/artifacts"
   cp "$root/fuzz/corpus/$t/"* "$work/$t/corpus/" 2>/dev/null
-  if (cd "$work/$t" && TNRT_FUZZ_TMP="$work/$t" "$out/fuzz_$t" -max_total_time="$seconds" -timeout=10 \
+  if (cd "$work/$t" && "$out/fuzz_$t" -max_total_time="$seconds" -timeout=10 \
         -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/$t/artifacts/" corpus >"$work/$t/log" 2>&1); then
     runs=$(grep -o 'number_of_executed_units: *[0-9]*' "$work/$t/log" | grep -o '[0-9]*$')
     cov=$(grep -o 'cov: [0-9]*' "$work/$t/log" | tail -n 1)
