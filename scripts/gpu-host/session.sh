@@ -56,11 +56,14 @@ for s in "$@"; do
               done
               echo "--- memcheck tnrt compiled+eager on the reference"
               for m in compiled eager; do timeout 240 $cs --tool memcheck --error-exitcode 99 $bin/tnrt contract $ref --device cuda --mode $m --warmup 0 --repeat 1 > $out/cs-memcheck-ref-$m.log 2>&1; echo "rc=$?"; tail -4 $out/cs-memcheck-ref-$m.log; done ;;
-    soak) timeout 500 $bin/tnrt_soak --count 10000 --seed 1 2>&1 | tail -8
+    soak) timeout 300 $bin/tnrt_soak --count 10000 --seed 1 2>&1 | tail -5; echo "rc=${PIPESTATUS[0]}"
+          timeout 300 $bin/tnrt_soak --count 10000 --seed 2 --fuse on --layout follow 2>&1 | tail -3; echo "rc=${PIPESTATUS[0]}"
           cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
-          for tool in racecheck synccheck; do echo "--- $tool soak"; timeout 200 $cs --tool $tool --error-exitcode 99 $bin/tnrt_soak --count 200 --seed 3 2>&1 | tail -3; echo "rc=$?"; done ;;
+          for tool in racecheck synccheck; do echo "--- $tool soak"; timeout 200 $cs --tool $tool --error-exitcode 99 $bin/tnrt_soak --count 200 --seed 3 --fuse on 2>&1 | tail -3; echo "rc=${PIPESTATUS[0]}"; done ;;
     final) for m in eager compiled; do echo "--- $m"; timeout 120 $bin/tnrt contract $ref --device cuda --mode $m --json $out/final-$m.json 2>&1 | grep -E "^time|^result|plan cache|syncs"; done
            python3 -c "import json,statistics;print('enqueue ms',statistics.median(json.load(open('$out/final-eager.json'))['enqueue_ms']))" ;;
+    suite-c) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --problem ref-f64-const --only eager --only compiled --only torch --only "torch graph" --reps 3 --budget 500 --out /tmp/ref-c 2>&1 | tail -22
+             tar -czf $out/ref-c.tgz -C /tmp ref-c ;;
     bw) timeout 120 python3 bench/bandwidth.py 2>&1 | tail -3 ;;
     micro) timeout 120 $bin/tnrt_retire_bench 2>&1 | tail -20 ;;
     *) echo "unknown step $s" ;;
