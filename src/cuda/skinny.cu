@@ -1,53 +1,50 @@
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_complex.cuh"
 #include "cuda/skinny.hpp"
 
 namespace tnrt::cuda {
 namespace {
 
-template <class R>
-struct cplx {
-  R re, im;
-  __device__ cplx() : re(0), im(0) {}
-  __device__ cplx& operator+=(const cplx& o) {
-    re += o.re;
-    im += o.im;
-    return *this;
-  }
-  __device__ friend cplx operator*(const cplx& x, const cplx& y) {
-    cplx r;
-    r.re = x.re * y.re - x.im * y.im;
-    r.im = x.re * y.im + x.im * y.re;
-    return r;
-  }
-};
-
 constexpr int threads = 256;
+
+// Copies the small operand into shared memory (every block needs all of it).
+template <class T>
+__device__ T* stage_small(const skinny_record& r, unsigned char* smem) {
+  T* small = reinterpret_cast<T*>(smem);
+  const T* gsmall = static_cast<const T*>(r.small);
+  for (long long i = threadIdx.x; i < r.small_span; i += blockDim.x) small[i] = gsmall[i];
+  __syncthreads();
+  return small;
+}
+
+// An outer index split over the merged outer groups into the three operands' offsets.
+// I: 32-bit index arithmetic when the outer space allows it (64-bit division is several times slower).
+template <class I>
+__device__ void outer_offsets(const skinny_record& r, I rest, long long& ob, long long& os, long long& od) {
+  for (int g = 0; g < r.n_outer; ++g) {
+    const I e = static_cast<I>(r.outer_extent[g]);
+    const long long x = static_cast<long long>(rest % e);
+    rest /= e;
+    ob += x * r.outer_big[g];
+    os += x * r.outer_small[g];
+    od += x * r.outer_d[g];
+  }
+}
 
 // One thread per outer index: reads the k slice of Big once, keeps the m accumulators in registers,
 // Small staged in shared memory. Same arithmetic as evaluate_skinny on the host.
 template <class T, class I>
 __global__ void __launch_bounds__(threads) skinny_kernel(const skinny_record r) {
   extern __shared__ unsigned char smem_raw[];
-  T* small = reinterpret_cast<T*>(smem_raw);
-  const T* gsmall = static_cast<const T*>(r.small);
-  for (long long i = threadIdx.x; i < r.small_span; i += blockDim.x) small[i] = gsmall[i];
-  __syncthreads();
+  T* small = stage_small<T>(r, smem_raw);
   const T* big = static_cast<const T*>(r.big);
   T* d = static_cast<T*>(r.d);
-  // I: 32-bit index arithmetic when the outer space allows it (64-bit division is several times slower).
   const I count = static_cast<I>(r.outer_count);
   const I stride = static_cast<I>(gridDim.x) * blockDim.x;
   for (I j = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; j < count; j += stride) {
     I rest = j;
     long long ob = 0, os = 0, od = 0;
-    for (int g = 0; g < r.n_outer; ++g) {
-      const I e = static_cast<I>(r.outer_extent[g]);
-      const long long x = static_cast<long long>(rest % e);
-      rest /= e;
-      ob += x * r.outer_big[g];
-      os += x * r.outer_small[g];
-      od += x * r.outer_d[g];
-    }
+    outer_offsets(r, rest, ob, os, od);
     T acc[skinny_max_m];
 #pragma unroll
     for (int m = 0; m < skinny_max_m; ++m) acc[m] = T{};
@@ -70,10 +67,7 @@ __global__ void __launch_bounds__(threads) skinny_kernel(const skinny_record r) 
 template <class T, class I>
 __global__ void __launch_bounds__(threads) skinny_kernel_m_fast(const skinny_record r) {
   extern __shared__ unsigned char smem_raw[];
-  T* small = reinterpret_cast<T*>(smem_raw);
-  const T* gsmall = static_cast<const T*>(r.small);
-  for (long long i = threadIdx.x; i < r.small_span; i += blockDim.x) small[i] = gsmall[i];
-  __syncthreads();
+  T* small = stage_small<T>(r, smem_raw);
   const T* big = static_cast<const T*>(r.big);
   T* d = static_cast<T*>(r.d);
   const I mc = static_cast<I>(r.m_count);
@@ -83,14 +77,7 @@ __global__ void __launch_bounds__(threads) skinny_kernel_m_fast(const skinny_rec
     const int m = static_cast<int>(t % mc);
     I rest = t / mc;
     long long ob = 0, os = 0, od = 0;
-    for (int g = 0; g < r.n_outer; ++g) {
-      const I e = static_cast<I>(r.outer_extent[g]);
-      const long long x = static_cast<long long>(rest % e);
-      rest /= e;
-      ob += x * r.outer_big[g];
-      os += x * r.outer_small[g];
-      od += x * r.outer_d[g];
-    }
+    outer_offsets(r, rest, ob, os, od);
     const T* sm = small + os + r.m_small[m];
     T acc{};
     for (int k = 0; k < r.k_count; ++k) acc += big[ob + r.k_big[k]] * sm[r.k_small[k]];
@@ -126,8 +113,8 @@ void launch_skinny(dtype t, const skinny_record& r, cudaStream_t stream) {
   switch (t) {
     case dtype::f32: launch<float>(r, stream); break;
     case dtype::f64: launch<double>(r, stream); break;
-    case dtype::c64: launch<cplx<float>>(r, stream); break;
-    case dtype::c128: launch<cplx<double>>(r, stream); break;
+    case dtype::c64: launch<device_complex<float>>(r, stream); break;
+    case dtype::c128: launch<device_complex<double>>(r, stream); break;
   }
 }
 

@@ -1,4 +1,5 @@
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_complex.cuh"
 #include "cuda/small_steps.hpp"
 
 #include <algorithm>
@@ -8,23 +9,6 @@ namespace {
 
 // A minimal complex type: cuda::std::complex's multiply carries C99 Annex G NaN handling that
 // these tiny steps do not need. Layout matches std::complex (real, imaginary).
-template <class R>
-struct cplx {
-  R re, im;
-  __device__ cplx() : re(0), im(0) {}
-  __device__ cplx& operator+=(const cplx& o) {
-    re += o.re;
-    im += o.im;
-    return *this;
-  }
-  __device__ friend cplx operator*(const cplx& x, const cplx& y) {
-    cplx r;
-    r.re = x.re * y.re - x.im * y.im;
-    r.im = x.re * y.im + x.im * y.re;
-    return r;
-  }
-};
-
 constexpr int block_threads = 256;
 
 // D[o] = sum_k A[a(o,k)] * B[b(o,k)], exactly as evaluate_small_step on the host.
@@ -101,8 +85,8 @@ void launch_small_steps_from_host(dtype t, const small_step_record* records, con
     switch (t) {
       case dtype::f32: fused_small_steps_param<float><<<grid, block, 0, stream>>>(batch); break;
       case dtype::f64: fused_small_steps_param<double><<<grid, block, 0, stream>>>(batch); break;
-      case dtype::c64: fused_small_steps_param<cplx<float>><<<grid, block, 0, stream>>>(batch); break;
-      case dtype::c128: fused_small_steps_param<cplx<double>><<<grid, block, 0, stream>>>(batch); break;
+      case dtype::c64: fused_small_steps_param<device_complex<float>><<<grid, block, 0, stream>>>(batch); break;
+      case dtype::c128: fused_small_steps_param<device_complex<double>><<<grid, block, 0, stream>>>(batch); break;
     }
     TNRT_CUDA(cudaGetLastError());
     batch.segments = 0;
@@ -130,8 +114,8 @@ void launch_small_steps(dtype t, const small_step_record* records, const int* su
   switch (t) {
     case dtype::f32: fused_small_steps<float><<<grid, block, 0, stream>>>(records, subtree_begin); break;
     case dtype::f64: fused_small_steps<double><<<grid, block, 0, stream>>>(records, subtree_begin); break;
-    case dtype::c64: fused_small_steps<cplx<float>><<<grid, block, 0, stream>>>(records, subtree_begin); break;
-    case dtype::c128: fused_small_steps<cplx<double>><<<grid, block, 0, stream>>>(records, subtree_begin); break;
+    case dtype::c64: fused_small_steps<device_complex<float>><<<grid, block, 0, stream>>>(records, subtree_begin); break;
+    case dtype::c128: fused_small_steps<device_complex<double>><<<grid, block, 0, stream>>>(records, subtree_begin); break;
   }
   TNRT_CUDA(cudaGetLastError());
 }
