@@ -85,24 +85,7 @@ int compare_d(const lowered_step& l, const std::vector<T>& a, const std::vector<
   const std::vector<double> bound = kerntest::magnitude_bound<T>(l, a, b, got.size());
   // GPU sums in another order and may contract a*b+c into an FMA.
   const double tol = c * static_cast<double>(kerntest::sum_length(l) + 2) * kerntest::eps_of<T>();
-  std::vector<char> in_d(got.size(), 0);
-  for (i64 off : kerntest::all_offsets(l.d.extents, l.d.strides)) in_d[static_cast<std::size_t>(off)] = 1;
-  int bad = 0;
-  for (std::size_t i = 0; i < got.size() && bad < 5; ++i) {
-    if (in_d[i] == 0) {
-      if (!kerntest::same_bits_value(got[i], kerntest::sentinel_value<T>())) {
-        ADD_FAILURE() << "element " << i << " outside D was written";
-        ++bad;
-      }
-      continue;
-    }
-    const double err = static_cast<double>(std::abs(got[i] - want[i]));
-    if (!(err <= tol * bound[i])) {
-      ADD_FAILURE() << "D offset " << i << ": got " << got[i] << " want " << want[i] << " (|err| " << err << " > " << tol << " * " << bound[i] << ")";
-      ++bad;
-    }
-  }
-  return bad;
+  return kerntest::check_d<T>(l, got, want, bound, tol);
 }
 
 // ---- launch_skinny ---------------------------------------------------------------------------------

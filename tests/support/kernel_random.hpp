@@ -5,6 +5,8 @@
 // evaluating the same lowered step on |values| (so cancellation cannot hide or fake an error).
 // Header-only; used by tests/unit/test_fusion.cpp, tests/unit/test_skinny.cpp and
 // tests/gpu/test_cuda_kernels.cpp.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -421,6 +423,31 @@ inline std::vector<i64> all_offsets(const std::vector<i64>& extents, const std::
     }
   }
   return offs;
+}
+
+/// Checks a kernel's D buffer `got` against `want`: elements outside D (by l.d's extents and strides)
+/// must still hold the sentinel, elements of D must be within tol * bound[i] of want. Reports the
+/// first 5 bad elements through ADD_FAILURE and returns how many it reported.
+template <class T>
+int check_d(const lowered_step& l, const std::vector<T>& got, const std::vector<T>& want, const std::vector<double>& bound, double tol) {
+  std::vector<char> in_d(got.size(), 0);
+  for (i64 off : all_offsets(l.d.extents, l.d.strides)) in_d[static_cast<std::size_t>(off)] = 1;
+  int bad = 0;
+  for (std::size_t i = 0; i < got.size() && bad < 5; ++i) {
+    if (in_d[i] == 0) {
+      if (!same_bits_value(got[i], sentinel_value<T>())) {
+        ADD_FAILURE() << "element " << i << " outside D was written";
+        ++bad;
+      }
+      continue;
+    }
+    const double err = static_cast<double>(std::abs(got[i] - want[i]));
+    if (!(err <= tol * bound[i])) {
+      ADD_FAILURE() << "D offset " << i << ": got " << got[i] << " want " << want[i] << " (|err| " << err << " > " << tol << " * " << bound[i] << ")";
+      ++bad;
+    }
+  }
+  return bad;
 }
 
 // ---- random trees ------------------------------------------------------------------------------

@@ -5,20 +5,18 @@
 #include <cstdlib>
 #include <string>
 
+#include "support/test_util.hpp"
 #include "tnrt/formats.hpp"
 #include "tnrt/path.hpp"
 
 namespace {
 
-std::string source_dir() {
-  const char* dir = std::getenv("TNRT_SOURCE_DIR");
-  return dir ? dir : "";
-}
+using tnrt::test::source_dir;
 
 double round2(double x) { return std::round(x * 100) / 100; }
 
 TEST(cost, reference_network_matches_the_published_figures) {
-  if (source_dir().empty()) GTEST_SKIP() << "TNRT_SOURCE_DIR is not set (run through ctest)";
+  REQUIRE_SOURCE_DIR();
   const auto p = tnrt::load_tree_json_file(source_dir() + "/data/tensornetwork_permutation_optimized.json", {});
   const auto c = tnrt::cost_of(p.net, p.tree);
   EXPECT_EQ(c.steps, 549u);
@@ -75,7 +73,7 @@ TEST(cost, a_tree_with_no_steps) {
 }
 
 TEST(cost, bond_dimension_scales_every_figure) {
-  if (source_dir().empty()) GTEST_SKIP() << "TNRT_SOURCE_DIR is not set (run through ctest)";
+  REQUIRE_SOURCE_DIR();
   tnrt::tree_json_options opt;
   opt.bond_dim = 4;
   const auto p = tnrt::load_tree_json_file(source_dir() + "/data/tensornetwork_permutation_optimized.json", opt);

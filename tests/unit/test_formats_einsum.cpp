@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "support/test_util.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/formats.hpp"
 
@@ -14,28 +15,10 @@
 
 namespace {
 
+using tnrt::test::source_dir;
+using tnrt::test::expect_error;
+
 using labels = std::vector<tnrt::label_t>;
-
-std::string source_dir() {
-  const char* dir = std::getenv("TNRT_SOURCE_DIR");
-  return dir ? dir : "";
-}
-
-#define REQUIRE_SOURCE_DIR() \
-  if (source_dir().empty()) GTEST_SKIP() << "TNRT_SOURCE_DIR is not set (run through ctest)"
-
-template <class E, class F>
-void expect_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception thrown";
-  } catch (const E& e) {
-    const std::string what = e.what();
-    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << "'" << p << "' not in: " << what;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
-  }
-}
 
 tnrt::problem load(const std::string& text, const tnrt::einsum_json_options& opt = {}) {
   return tnrt::load_einsum_json(text, opt, "e.json");

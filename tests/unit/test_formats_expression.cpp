@@ -5,27 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "support/test_util.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/formats.hpp"
 #include "tnrt/path.hpp"
 
 namespace {
 
-using shapes_t = std::vector<std::vector<std::int64_t>>;
+using tnrt::test::expect_error;
 
-// Runs f, expects exception E whose message contains every part.
-template <class E, class F>
-void expect_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception thrown";
-  } catch (const E& e) {
-    const std::string what = e.what();
-    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << "'" << p << "' not in: " << what;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
-  }
-}
+using shapes_t = std::vector<std::vector<std::int64_t>>;
 
 // label ids -> their names joined, e.g. "ac"
 std::string names(const tnrt::network& net, const std::vector<tnrt::label_t>& labels) {

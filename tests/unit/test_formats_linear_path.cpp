@@ -4,26 +4,16 @@
 #include <string>
 #include <vector>
 
+#include "support/test_util.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/formats.hpp"
 
 namespace {
 
+using tnrt::test::expect_error;
+
 using labels = std::vector<tnrt::label_t>;
 using path_t = std::vector<std::vector<int>>;
-
-template <class E, class F>
-void expect_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception thrown";
-  } catch (const E& e) {
-    const std::string what = e.what();
-    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << "'" << p << "' not in: " << what;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
-  }
-}
 
 std::string names(const tnrt::network& net, const labels& ls) {
   std::string s;

@@ -9,10 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "support/test_util.hpp"
 #include "tnrt/formats.hpp"
 #include "tnrt/path.hpp"
 
 namespace {
+
+using tnrt::test::source_dir;
 
 using labels = std::vector<tnrt::label_t>;
 
@@ -91,13 +94,8 @@ void expect_tree_computes_network(const tnrt::network& net, const tnrt::contract
   for (std::size_t i = 0; i < want.v.size(); ++i) EXPECT_NEAR(got.v[i], want.v[i], 1e-9 * (1 + std::abs(want.v[i]))) << "element " << i;
 }
 
-std::string source_dir() {
-  const char* dir = std::getenv("TNRT_SOURCE_DIR");
-  return dir ? dir : "";
-}
-
 TEST(formats_semantics, small_files) {
-  if (source_dir().empty()) GTEST_SKIP() << "TNRT_SOURCE_DIR is not set (run through ctest)";
+  REQUIRE_SOURCE_DIR();
   for (const char* f : {"tree_small.json", "tree_strings.json", "tree_single_leaf.json", "einsum_small.json", "einsum_unicode.json",
                         "einsum_nopath.json"}) {
     tnrt::tree_json_options topt;

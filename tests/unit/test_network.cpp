@@ -4,25 +4,15 @@
 #include <string>
 #include <vector>
 
+#include "support/test_util.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/network.hpp"
 
 namespace {
 
-using labels = std::vector<tnrt::label_t>;
+using tnrt::test::expect_error;
 
-template <class E, class F>
-void expect_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception thrown";
-  } catch (const E& e) {
-    const std::string what = e.what();
-    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << "'" << p << "' not in: " << what;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
-  }
-}
+using labels = std::vector<tnrt::label_t>;
 
 // ab,bc,cd->ad with extents 2,3,4,5
 tnrt::network chain() {

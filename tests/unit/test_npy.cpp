@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "support/test_util.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/npy.hpp"
 
@@ -21,20 +22,9 @@
 
 namespace {
 
-namespace fs = std::filesystem;
+using tnrt::test::expect_error;
 
-template <class E, class F>
-void expect_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception thrown";
-  } catch (const E& e) {
-    const std::string what = e.what();
-    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << "'" << p << "' not in: " << what;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
-  }
-}
+namespace fs = std::filesystem;
 
 // A fresh directory per test, removed afterwards.
 class npy : public ::testing::Test {

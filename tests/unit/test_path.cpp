@@ -8,19 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "support/test_util.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/formats.hpp"
 #include "tnrt/path.hpp"
 
 namespace {
 
+using tnrt::test::source_dir;
+
 using path_t = std::vector<std::vector<int>>;
 using tnrt::path_optimizer;
-
-std::string source_dir() {
-  const char* dir = std::getenv("TNRT_SOURCE_DIR");
-  return dir ? dir : "";
-}
 
 double flops_of(const tnrt::network& net, const path_t& path) {
   return tnrt::cost_of(net, tnrt::tree_from_linear_path(net, path)).flops;

@@ -149,23 +149,7 @@ void check_skinny_step(std::mt19937_64& rng, const kerntest::step_case& sc, cons
   evaluate_skinny<T>(r);
   const std::vector<double> bound = kerntest::magnitude_bound<T>(l, a, b, span_d + guards);
   const double tol = 2.0 * static_cast<double>(kerntest::sum_length(l) + 2) * kerntest::eps_of<T>();
-  std::vector<char> in_d(span_d + guards, 0);
-  for (i64 off : kerntest::all_offsets(l.d.extents, l.d.strides)) in_d[static_cast<std::size_t>(off)] = 1;
-  int bad = 0;
-  for (std::size_t i = 0; i < got.size() && bad < 5; ++i) {
-    if (in_d[i] == 0) {
-      if (!kerntest::same_bits_value(got[i], kerntest::sentinel_value<T>())) {
-        ADD_FAILURE() << "element " << i << " outside D was written";
-        ++bad;
-      }
-      continue;
-    }
-    const double err = static_cast<double>(std::abs(got[i] - want[i]));
-    if (!(err <= tol * bound[i])) {
-      ADD_FAILURE() << "D offset " << i << ": got " << got[i] << " want " << want[i] << " (|err| " << err << " > " << tol << " * " << bound[i] << ")";
-      ++bad;
-    }
-  }
+  kerntest::check_d<T>(l, got, want, bound, tol);
 }
 
 template <class T>

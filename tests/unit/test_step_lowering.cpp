@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "core/step_lowering.hpp"
+#include "support/kernel_random.hpp"
 #include "tnrt/dtype.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/network.hpp"
@@ -249,28 +250,9 @@ step_spec random_step(std::mt19937_64& rng, scenario sc) {
 
 // ---- values -----------------------------------------------------------------------------------
 
-template <class T>
-struct is_complex_t : std::false_type {};
-template <class R>
-struct is_complex_t<std::complex<R>> : std::true_type {};
-
-template <class T>
-T random_value(std::mt19937_64& rng) {
-  // magnitudes in [0.5, 1.5), random signs: never zero, no trivial values
-  auto part = [&]() {
-    std::uniform_real_distribution<double> u(0.5, 1.5);
-    const double v = u(rng);
-    return rng() % 2 ? v : -v;
-  };
-  if constexpr (is_complex_t<T>::value) {
-    using R = typename T::value_type;
-    const R re = static_cast<R>(part());
-    const R im = static_cast<R>(part());
-    return T(re, im);
-  } else {
-    return static_cast<T>(part());
-  }
-}
+// magnitudes in [0.5, 1.5), random signs: never zero, no trivial values
+using tnrt::kerntest::is_complex_t;
+using tnrt::kerntest::random_value;
 
 template <class T>
 std::vector<T> random_buffer(std::mt19937_64& rng, std::size_t n) {
