@@ -15,12 +15,30 @@ std::vector<std::int64_t> result_strides(const engine& eng, const network& net, 
   return choose_result_strides(s.out, lhs, rhs, net.extents, last ? layout_policy::row_major : eng.opts().intermediate_layout);
 }
 
+namespace {
+device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void* const> inputs, std::vector<device_operand>& ops);
+}  // namespace
+
+// Exception safety: when a step fails (a cuTENSOR plan failure, out of memory), every intermediate
+// already taken from the pool goes back to it, stream-ordered, before the error propagates.
 device_operand contract_eager(engine& eng, const problem& p, std::span<void* const> inputs) {
+  std::vector<device_operand> ops;
+  try {
+    return contract_eager_impl(eng, p, inputs, ops);
+  } catch (...) {
+    for (device_operand& o : ops)
+      if (o.owned && o.ptr != nullptr) eng.pool().deallocate(o.ptr, eng.stream_handle());
+    throw;
+  }
+}
+
+namespace {
+device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void* const> inputs, std::vector<device_operand>& ops) {
   const network& net = p.net;
   const std::size_t n = net.inputs.size();
   if (inputs.size() != n) throw internal_error("contract_eager: " + std::to_string(inputs.size()) + " inputs for " + std::to_string(n) + " operands");
   const std::size_t elem = size_of(p.type);
-  std::vector<device_operand> ops(n + p.tree.steps.size());
+  ops.assign(n + p.tree.steps.size(), device_operand{});
   for (std::size_t i = 0; i < n; ++i) {
     ops[i].ptr = inputs[i];
     ops[i].strides = row_major_strides(net.shape_of(net.inputs[i]));
@@ -34,7 +52,9 @@ device_operand contract_eager(engine& eng, const problem& p, std::span<void* con
   if (p.tree.steps.empty()) {  // the single input already is the result: hand back a copy
     const std::size_t bytes = static_cast<std::size_t>(element_count(net.shape_of(net.inputs[0]))) * elem;
     device_operand r{pool.allocate(bytes, stream), ops[0].strides, true};
+    ops[0] = r;  // owned from here on, so a failed copy gives it back
     TNRT_CUDA(cudaMemcpyAsync(r.ptr, inputs[0], bytes, cudaMemcpyDeviceToDevice, eng.stream()));
+    ops[0] = {};
     return r;
   }
 
@@ -100,7 +120,12 @@ device_operand contract_eager(engine& eng, const problem& p, std::span<void* con
       (void)describe_small_step(lowered[k], ops[static_cast<std::size_t>(s.lhs)].ptr, s.rhs >= 0 ? ops[static_cast<std::size_t>(s.rhs)].ptr : nullptr,
                                 ops[n + k].ptr, records[i]);
     }
-    launch_small_steps_from_host(p.type, records.data(), fusion.subtree_begin.data(), static_cast<int>(fusion.subtrees()), eng.stream());
+    try {
+      launch_small_steps_from_host(p.type, records.data(), fusion.subtree_begin.data(), static_cast<int>(fusion.subtrees()), eng.stream());
+    } catch (...) {
+      if (scratch != nullptr) pool.deallocate(scratch, stream);
+      throw;
+    }
     if (scratch != nullptr) pool.deallocate(scratch, stream);
   }
 
@@ -129,7 +154,10 @@ device_operand contract_eager(engine& eng, const problem& p, std::span<void* con
     a = {};
     if (b != nullptr) *b = {};
   }
-  return std::move(ops.back());
+  device_operand result = std::move(ops.back());
+  ops.back() = {};
+  return result;
 }
+}  // namespace
 
 }  // namespace tnrt::cuda

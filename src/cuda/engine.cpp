@@ -172,7 +172,13 @@ std::shared_ptr<plan_entry> engine::plan(const lowered_step& s, dtype t) {
   key_scratch_.push_back((opt_.jit ? 1 : 0) | (opt_.autotune ? 2 : 0));
   key_scratch_.push_back(opt_.algo);
   key_scratch_.push_back(operand_alignment);
-  return cache_->ensure(key_scratch_, [&] { return std::make_shared<plan_entry>(*api_, handle_, s, t, opt_.jit, opt_.autotune, opt_.algo); });
+  return cache_->ensure(key_scratch_, [&] {
+    if (injected_plan_failures_ > 0) {
+      --injected_plan_failures_;
+      throw device_error("cuTENSOR cutensorCreatePlan failed: injected failure (fault injection)");
+    }
+    return std::make_shared<plan_entry>(*api_, handle_, s, t, opt_.jit, opt_.autotune, opt_.algo);
+  });
 }
 
 void engine::enqueue(const plan_entry& p, const void* a, const void* b, void* d, void* workspace, std::uint64_t workspace_bytes) {

@@ -66,6 +66,8 @@ class engine {
   void synchronize();
   void clear_caches();
   void set_plan_cache_entries(std::size_t n);
+  /// Fault injection (tests): the next `n` plan builds fail as a cuTENSOR plan failure would.
+  void inject_plan_failures(int n) noexcept { injected_plan_failures_ = n; }
 
   [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
   [[nodiscard]] device::stream_handle stream_handle() const noexcept { return stream_; }
@@ -94,6 +96,7 @@ class engine {
   std::vector<std::shared_ptr<plan_entry>> graveyard_;
   static constexpr std::size_t graveyard_limit = 256;
   std::vector<std::int64_t> key_scratch_;
+  int injected_plan_failures_ = 0;
 };
 
 /// Throws device_error when no CUDA device is usable (with the reason).
