@@ -74,6 +74,9 @@ enum class layout_policy : std::uint8_t {
 /// Labels of every operand id (inputs, then each step's result) in order.
 std::vector<std::vector<label_t>> operand_labels(const network& net, const contraction_tree& tree);
 
+/// For each step, the step that consumes its result (-1 for the final result).
+std::vector<int> step_consumers(const network& net, const contraction_tree& tree);
+
 /// Checks the invariants above: every operand id consumed exactly once (the result never), ids in
 /// range and defined before use, step outputs drawn from their operands without repeats, the result
 /// labels equal to net.output in order, extents positive. Throws path_error / shape_error naming the

@@ -64,6 +64,7 @@ for s in "$@"; do
            python3 -c "import json,statistics;print('enqueue ms',statistics.median(json.load(open('$out/final-eager.json'))['enqueue_ms']))" ;;
     suite-c) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --problem ref-f64-const --only eager --only compiled --only torch --only "torch graph" --reps 3 --budget 500 --out /tmp/ref-c 2>&1 | tail -22
              tar -czf $out/ref-c.tgz -C /tmp ref-c ;;
+    eager3) for i in 1 2 3; do timeout 60 $bin/tnrt contract $ref --device cuda --mode eager 2>&1 | grep -E "^time"; done ;;
     bw) timeout 120 python3 bench/bandwidth.py 2>&1 | tail -3 ;;
     micro) timeout 120 $bin/tnrt_retire_bench 2>&1 | tail -20 ;;
     *) echo "unknown step $s" ;;

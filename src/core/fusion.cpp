@@ -32,11 +32,7 @@ fusion_plan plan_fusion(const problem& p, const fusion_limits& limits) {
     small[k] = (fits && child_small(s.lhs) && child_small(s.rhs)) ? 1 : 0;
     count[k] = 1 + child_count(s.lhs) + child_count(s.rhs);
   }
-  // consumer of each step's result
-  std::vector<int> consumer(steps, -1);
-  for (std::size_t k = 0; k < steps; ++k)
-    for (int id : {p.tree.steps[k].lhs, p.tree.steps[k].rhs})
-      if (id >= 0 && static_cast<std::size_t>(id) >= n) consumer[static_cast<std::size_t>(id) - n] = static_cast<int>(k);
+  const std::vector<int> consumer = step_consumers(p.net, p.tree);
 
   fusion_plan f;
   f.is_absorbed.assign(steps, 0);
@@ -68,6 +64,14 @@ fusion_plan plan_fusion(const problem& p, const fusion_limits& limits) {
   }
   for (std::size_t k = 0; k < steps; ++k)
     if (f.is_absorbed[k] == 0) f.library_steps.push_back(static_cast<int>(k));
+  return f;
+}
+
+fusion_plan no_fusion(std::size_t steps) {
+  fusion_plan f;
+  f.subtree_begin.push_back(0);
+  f.is_absorbed.assign(steps, 0);
+  for (std::size_t k = 0; k < steps; ++k) f.library_steps.push_back(static_cast<int>(k));
   return f;
 }
 

@@ -35,6 +35,8 @@ struct fusion_plan {
 };
 
 fusion_plan plan_fusion(const problem& p, const fusion_limits& limits = {});
+/// Every step left to the library.
+fusion_plan no_fusion(std::size_t steps);
 
 /// At most this many modes per category (output, summed) in a record.
 inline constexpr int small_step_max_modes = 12;

@@ -36,6 +36,15 @@ std::vector<std::vector<label_t>> operand_labels(const network& net, const contr
   return ops;
 }
 
+std::vector<int> step_consumers(const network& net, const contraction_tree& tree) {
+  const std::size_t n = net.inputs.size();
+  std::vector<int> consumer(tree.steps.size(), -1);
+  for (std::size_t k = 0; k < tree.steps.size(); ++k)
+    for (int id : {tree.steps[k].lhs, tree.steps[k].rhs})
+      if (id >= 0 && static_cast<std::size_t>(id) >= n) consumer[static_cast<std::size_t>(id) - n] = static_cast<int>(k);
+  return consumer;
+}
+
 void validate(const network& net, const contraction_tree& tree) {
   const std::size_t n = net.inputs.size();
   const std::size_t labels = net.label_count();

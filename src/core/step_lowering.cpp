@@ -10,6 +10,12 @@ namespace tnrt {
 
 std::vector<std::int64_t> lowered_step::key() const {
   std::vector<std::int64_t> k;
+  key_into(k);
+  return k;
+}
+
+void lowered_step::key_into(std::vector<std::int64_t>& k) const {
+  k.clear();
   k.reserve(4 + 3 * (a.modes.size() + b.modes.size() + d.modes.size()) + 3);
   k.push_back(static_cast<std::int64_t>(kind));
   for (const strided_operand* op : {&a, &b, &d}) {
@@ -20,7 +26,6 @@ std::vector<std::int64_t> lowered_step::key() const {
       k.push_back(op->strides[i]);
     }
   }
-  return k;
 }
 
 std::vector<std::int64_t> dense_strides(const std::vector<std::int64_t>& extents, bool column_major) {

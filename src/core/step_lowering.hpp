@@ -33,6 +33,8 @@ struct lowered_step {
   strided_operand a, b, d;  // b unused for a reduction
   /// The structural key: kind, and each operand's modes, extents and strides, flattened.
   [[nodiscard]] std::vector<std::int64_t> key() const;
+  /// The same into `out` (cleared first), so a caller on the hot path reuses its buffer.
+  void key_into(std::vector<std::int64_t>& out) const;
 };
 
 /// Where an operand lives: its labels and strides (in elements; any layout).

@@ -29,45 +29,20 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
   const std::size_t steps = p.tree.steps.size();
   const std::size_t elem = size_of(p.type);
 
-  // 1. Layouts and lowered forms of every step.
-  std::vector<std::vector<std::int64_t>> strides(n + steps);
-  for (std::size_t i = 0; i < n; ++i) strides[i] = row_major_strides(net.shape_of(net.inputs[i]));
-  auto labels_of = [&](int id) -> const std::vector<label_t>& {
-    return static_cast<std::size_t>(id) < n ? net.inputs[static_cast<std::size_t>(id)] : p.tree.steps[static_cast<std::size_t>(id) - n].out;
-  };
+  // 1. Layouts and lowered forms of every step (step ids are topological: operands first).
+  std::vector<std::vector<std::int64_t>> strides = input_strides(p);
   std::vector<lowered_step> lowered(steps);
-  for (std::size_t k = 0; k < steps; ++k) {
-    const step& s = p.tree.steps[k];
-    const labelled_layout la{&labels_of(s.lhs), strides[static_cast<std::size_t>(s.lhs)]};
-    labelled_layout lb;
-    if (s.rhs >= 0) lb = labelled_layout{&labels_of(s.rhs), strides[static_cast<std::size_t>(s.rhs)]};
-    strides[n + k] = result_strides(eng, net, s, la, s.rhs >= 0 ? &lb : nullptr, k + 1 == steps);
-    const labelled_layout ld{&s.out, strides[n + k]};
-    lowered[k] = lower_step(la, s.rhs >= 0 ? &lb : nullptr, ld, net.extents);
-  }
+  for (std::size_t k = 0; k < steps; ++k) lowered[k] = lower_tree_step(eng, p, k, strides);
 
   // 2. Which small steps one fused launch absorbs; every absorbed step must fit a record.
-  fusion_ = eng.opts().fuse_small_steps ? plan_fusion(p, fusion_limits{eng.opts().fuse_max_elements, 2}) : fusion_plan{};
-  {
-    small_step_record probe;
-    for (int k : fusion_.absorbed)
-      if (!describe_small_step(lowered[static_cast<std::size_t>(k)], nullptr, nullptr, nullptr, probe)) {
-        fusion_ = fusion_plan{};
-        break;
-      }
-    if (fusion_.subtrees() == 0) {
-      fusion_ = fusion_plan{};
-      fusion_.is_absorbed.assign(steps, 0);
-      for (std::size_t k = 0; k < steps; ++k) fusion_.library_steps.push_back(static_cast<int>(k));
-    }
-  }
+  fusion_ = checked_fusion(fusion_of(eng, p), steps, lowered);
   // Skinny steps go to tnrt's streaming kernel and need no plan.
   std::vector<char> skinny(steps, 0);
   const auto skinny_choice = eng.opts().skinny_kernel;
   if (skinny_choice != options::choice::never) {
     skinny_record probe;
     for (int k : fusion_.library_steps)
-      skinny[static_cast<std::size_t>(k)] = describe_skinny(lowered[static_cast<std::size_t>(k)], elem, nullptr, nullptr, nullptr, probe, skinny_limits{48 * 1024, eng.opts().skinny_min_outer}) ? 1 : 0;
+      skinny[static_cast<std::size_t>(k)] = describe_skinny(lowered[static_cast<std::size_t>(k)], elem, nullptr, nullptr, nullptr, probe, skinny_limits_of(eng)) ? 1 : 0;
   }
   std::vector<std::shared_ptr<plan_entry>> plans(steps);
   for (int k : fusion_.library_steps) {
@@ -82,10 +57,8 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
   //    scratch laid out subtree by subtree. Inputs have their own block so that the program can be
   //    replayed on new data.
   const bool fused = fusion_.subtrees() > 0;
-  std::vector<int> position(steps, -1), consumer(steps, -1);
-  for (std::size_t k = 0; k < steps; ++k)
-    for (int id : {p.tree.steps[k].lhs, p.tree.steps[k].rhs})
-      if (id >= 0 && static_cast<std::size_t>(id) >= n) consumer[static_cast<std::size_t>(id) - n] = static_cast<int>(k);
+  std::vector<int> position(steps, -1);
+  const std::vector<int> consumer = step_consumers(net, p.tree);
   int next_position = fused ? 1 : 0;
   for (int k : fusion_.library_steps) position[static_cast<std::size_t>(k)] = next_position++;
   for (int k : fusion_.absorbed) position[static_cast<std::size_t>(k)] = 0;
@@ -202,7 +175,7 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
     o.b = s.rhs >= 0 ? ptr_of(s.rhs) : nullptr;
     o.d = ptr_of(static_cast<int>(n + k));
     if (skinny[k] != 0) {
-      if (!describe_skinny(lowered[k], elem, o.a, o.b, o.d, o.skinny_rec, skinny_limits{48 * 1024, eng.opts().skinny_min_outer})) throw internal_error("compiled_program: a skinny step no longer fits its record");
+      if (!describe_skinny(lowered[k], elem, o.a, o.b, o.d, o.skinny_rec, skinny_limits_of(eng))) throw internal_error("compiled_program: a skinny step no longer fits its record");
       o.skinny = true;
     }
     ops_.push_back(std::move(o));

@@ -10,10 +10,42 @@
 
 namespace tnrt::cuda {
 
-std::vector<std::int64_t> result_strides(const engine& eng, const network& net, const step& s, const labelled_layout& lhs,
-                                         const labelled_layout* rhs, bool last) {
-  return choose_result_strides(s.out, lhs, rhs, net.extents, last ? layout_policy::row_major : eng.opts().intermediate_layout);
+std::vector<std::vector<std::int64_t>> input_strides(const problem& p) {
+  std::vector<std::vector<std::int64_t>> strides(p.net.inputs.size() + p.tree.steps.size());
+  for (std::size_t i = 0; i < p.net.inputs.size(); ++i) strides[i] = row_major_strides(p.net.shape_of(p.net.inputs[i]));
+  return strides;
 }
+
+lowered_step lower_tree_step(const engine& eng, const problem& p, std::size_t k, std::vector<std::vector<std::int64_t>>& strides) {
+  const network& net = p.net;
+  const std::size_t n = net.inputs.size();
+  auto labels_of = [&](int id) -> const std::vector<label_t>& {
+    return static_cast<std::size_t>(id) < n ? net.inputs[static_cast<std::size_t>(id)] : p.tree.steps[static_cast<std::size_t>(id) - n].out;
+  };
+  const step& s = p.tree.steps[k];
+  const labelled_layout la{&labels_of(s.lhs), strides[static_cast<std::size_t>(s.lhs)]};
+  labelled_layout lb;
+  if (s.rhs >= 0) lb = labelled_layout{&labels_of(s.rhs), strides[static_cast<std::size_t>(s.rhs)]};
+  const bool last = k + 1 == p.tree.steps.size();
+  strides[n + k] = choose_result_strides(s.out, la, s.rhs >= 0 ? &lb : nullptr, net.extents,
+                                         last ? layout_policy::row_major : eng.opts().intermediate_layout);
+  const labelled_layout ld{&s.out, strides[n + k]};
+  return lower_step(la, s.rhs >= 0 ? &lb : nullptr, ld, net.extents);
+}
+
+fusion_plan fusion_of(const engine& eng, const problem& p) {
+  if (!eng.opts().fuse_small_steps) return no_fusion(p.tree.steps.size());
+  return plan_fusion(p, fusion_limits{eng.opts().fuse_max_elements, 2});
+}
+
+fusion_plan checked_fusion(const fusion_plan& planned, std::size_t steps, const std::vector<lowered_step>& lowered) {
+  small_step_record probe;
+  for (int k : planned.absorbed)
+    if (!describe_small_step(lowered[static_cast<std::size_t>(k)], nullptr, nullptr, nullptr, probe)) return no_fusion(steps);
+  return planned.subtrees() > 0 ? planned : no_fusion(steps);
+}
+
+skinny_limits skinny_limits_of(const engine& eng) { return skinny_limits{48 * 1024, eng.opts().skinny_min_outer}; }
 
 namespace {
 device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void* const> inputs, std::vector<device_operand>& ops);
@@ -39,19 +71,13 @@ device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void
   if (inputs.size() != n) throw internal_error("contract_eager: " + std::to_string(inputs.size()) + " inputs for " + std::to_string(n) + " operands");
   const std::size_t elem = size_of(p.type);
   ops.assign(n + p.tree.steps.size(), device_operand{});
-  for (std::size_t i = 0; i < n; ++i) {
-    ops[i].ptr = inputs[i];
-    ops[i].strides = row_major_strides(net.shape_of(net.inputs[i]));
-  }
-  auto labels_of = [&](int id) -> const std::vector<label_t>& {
-    return static_cast<std::size_t>(id) < n ? net.inputs[static_cast<std::size_t>(id)] : p.tree.steps[static_cast<std::size_t>(id) - n].out;
-  };
+  for (std::size_t i = 0; i < n; ++i) ops[i].ptr = inputs[i];
   device::caching_pool& pool = eng.pool();
   const device::stream_handle stream = eng.stream_handle();
 
   if (p.tree.steps.empty()) {  // the single input already is the result: hand back a copy
     const std::size_t bytes = static_cast<std::size_t>(element_count(net.shape_of(net.inputs[0]))) * elem;
-    device_operand r{pool.allocate(bytes, stream), ops[0].strides, true};
+    device_operand r{pool.allocate(bytes, stream), true};
     ops[0] = r;  // owned from here on, so a failed copy gives it back
     TNRT_CUDA(cudaMemcpyAsync(r.ptr, inputs[0], bytes, cudaMemcpyDeviceToDevice, eng.stream()));
     ops[0] = {};
@@ -62,37 +88,21 @@ device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void
   // Layouts and lowered forms, step by step as they are needed: every result's layout follows from
   // its operands'. The absorbed small steps are lowered first so that their launch is enqueued
   // before the host lowers the large steps, which then overlaps the GPU's work.
+  std::vector<std::vector<std::int64_t>> strides = input_strides(p);
   std::vector<lowered_step> lowered(steps);
   std::vector<char> is_lowered(steps, 0);
   auto lower = [&](std::size_t k) {
-    const step& s = p.tree.steps[k];
-    const labelled_layout la{&labels_of(s.lhs), ops[static_cast<std::size_t>(s.lhs)].strides};
-    labelled_layout lb;
-    if (s.rhs >= 0) lb = labelled_layout{&labels_of(s.rhs), ops[static_cast<std::size_t>(s.rhs)].strides};
-    ops[n + k].strides = result_strides(eng, net, s, la, s.rhs >= 0 ? &lb : nullptr, k + 1 == steps);
-    const labelled_layout ld{&s.out, ops[n + k].strides};
-    lowered[k] = lower_step(la, s.rhs >= 0 ? &lb : nullptr, ld, net.extents);
+    lowered[k] = lower_tree_step(eng, p, k, strides);
     is_lowered[k] = 1;
   };
   auto bytes_of = [&](std::size_t k) { return static_cast<std::size_t>(element_count(net.shape_of(p.tree.steps[k].out))) * elem; };
 
   // Small subtrees: all of them first, in launches that carry their records as parameters.
-  fusion_plan fusion;
-  if (eng.opts().fuse_small_steps) {
-    fusion = plan_fusion(p, fusion_limits{eng.opts().fuse_max_elements, 2});
-    small_step_record probe;
-    for (int k : fusion.absorbed) lower(static_cast<std::size_t>(k));  // subtree order: operands first
-    for (int k : fusion.absorbed)
-      if (!describe_small_step(lowered[static_cast<std::size_t>(k)], nullptr, nullptr, nullptr, probe)) {
-        fusion = fusion_plan{};
-        break;
-      }
-  }
+  const fusion_plan planned = fusion_of(eng, p);
+  for (int k : planned.absorbed) lower(static_cast<std::size_t>(k));  // subtree order: operands first
+  const fusion_plan fusion = checked_fusion(planned, steps, lowered);
   if (fusion.subtrees() > 0) {
-    std::vector<int> consumer(steps, -1);
-    for (std::size_t k = 0; k < steps; ++k)
-      for (int id : {p.tree.steps[k].lhs, p.tree.steps[k].rhs})
-        if (id >= 0 && static_cast<std::size_t>(id) >= n) consumer[static_cast<std::size_t>(id) - n] = static_cast<int>(k);
+    const std::vector<int> consumer = step_consumers(net, p.tree);
     // Absorbed intermediates share one scratch block (no reuse inside: a few KiB each); roots get
     // pool buffers of their own, consumed later by library steps.
     std::vector<std::size_t> offset(steps, 0);
@@ -130,7 +140,7 @@ device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void
   }
 
   for (std::size_t k = 0; k < steps; ++k) {
-    if (fusion.subtrees() > 0 && fusion.is_absorbed[k] != 0) continue;
+    if (fusion.is_absorbed[k] != 0) continue;
     const step& s = p.tree.steps[k];
     device_operand& a = ops[static_cast<std::size_t>(s.lhs)];
     device_operand* b = s.rhs >= 0 ? &ops[static_cast<std::size_t>(s.rhs)] : nullptr;
@@ -142,7 +152,7 @@ device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void
     skinny_record rec;
     const auto choice = eng.opts().skinny_kernel;
     if (choice != options::choice::never &&
-        describe_skinny(low, elem, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, rec, skinny_limits{48 * 1024, eng.opts().skinny_min_outer}) &&
+        describe_skinny(low, elem, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, rec, skinny_limits_of(eng)) &&
         (choice == options::choice::always || rec.m_fast)) {
       launch_skinny(p.type, rec, eng.stream());
     } else {

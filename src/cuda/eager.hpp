@@ -5,15 +5,16 @@
 #include <span>
 #include <vector>
 
+#include "core/fusion.hpp"
+#include "core/skinny.hpp"
 #include "cuda/engine.hpp"
 #include "tnrt/network.hpp"
 
 namespace tnrt::cuda {
 
-/// A device operand: memory and its layout (strides in elements, by the operand's labels).
+/// A device operand. Its layout lives beside it, in the strides of its operand id (see below).
 struct device_operand {
   void* ptr = nullptr;
-  std::vector<std::int64_t> strides;
   bool owned = false;  // from the pool, to be released when consumed
 };
 
@@ -21,8 +22,19 @@ struct device_operand {
 /// buffers). Returns the result (row-major, owned: release it with pool().deallocate).
 device_operand contract_eager(engine& eng, const problem& p, std::span<void* const> inputs);
 
-/// Strides of a step's result under the engine's layout policy (the last step is row-major).
-std::vector<std::int64_t> result_strides(const engine& eng, const network& net, const step& s, const labelled_layout& lhs,
-                                         const labelled_layout* rhs, bool last);
+// What eager and compiled execution share: layouts, lowering, the fusion plan, the kernel limits.
+
+/// Strides of every operand id, sized inputs + steps: the inputs row-major, the steps' still empty.
+std::vector<std::vector<std::int64_t>> input_strides(const problem& p);
+/// Lowers step k once its operands' strides are known, and records its result's strides (the
+/// engine's layout policy; the last step row-major).
+lowered_step lower_tree_step(const engine& eng, const problem& p, std::size_t k, std::vector<std::vector<std::int64_t>>& strides);
+/// The fusion plan under the engine's options; every step to the library when fusion is off, or
+/// when some absorbed step does not fit a record. `lowered` must hold the absorbed steps' forms
+/// (lower them first: plan_fusion(p) tells which).
+fusion_plan checked_fusion(const fusion_plan& planned, std::size_t steps, const std::vector<lowered_step>& lowered);
+fusion_plan fusion_of(const engine& eng, const problem& p);
+/// The skinny kernel's limits under the engine's options.
+skinny_limits skinny_limits_of(const engine& eng);
 
 }  // namespace tnrt::cuda

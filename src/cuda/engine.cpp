@@ -167,7 +167,7 @@ void engine::on_evict(std::shared_ptr<plan_entry>& p) {
 void engine::destroy_graveyard() noexcept { graveyard_.clear(); }
 
 std::shared_ptr<plan_entry> engine::plan(const lowered_step& s, dtype t) {
-  key_scratch_ = s.key();
+  s.key_into(key_scratch_);  // reuses the buffer: no allocation on a cache hit
   key_scratch_.push_back(static_cast<std::int64_t>(t));
   key_scratch_.push_back((opt_.jit ? 1 : 0) | (opt_.autotune ? 2 : 0));
   key_scratch_.push_back(opt_.algo);

@@ -32,12 +32,13 @@ class plan_entry {
   [[nodiscard]] cutensorPlan_t plan() const noexcept { return plan_; }
   [[nodiscard]] dtype type() const noexcept { return type_; }
 
-  void release() noexcept;
   // per_plan workspace mode: the buffer this plan owns, and the stream it was last used on.
   void* own_workspace = nullptr;
   cudaStream_t last_stream = nullptr;
 
  private:
+  void release() noexcept;
+
   const cutensor_api* api_;
   lowered_kind kind_;
   dtype type_;
