@@ -8,6 +8,7 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/eager.hpp"
 #include "cuda/skinny.hpp"
+#include "cuda/tiled.hpp"
 #include "cuda/small_steps.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/tensor.hpp"
@@ -36,17 +37,26 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
 
   // 2. Which small steps one fused launch absorbs; every absorbed step must fit a record.
   fusion_ = checked_fusion(fusion_of(eng, p), steps, lowered);
-  // Skinny steps go to tnrt's streaming kernel and need no plan.
-  std::vector<char> skinny(steps, 0);
+  // Large x small steps go to tnrt's tiled streaming kernel, or else (when chosen) to the skinny
+  // kernel; neither needs a plan unless the choice is `automatic` (then both are timed below).
+  enum : char { library = 0, skinny_kernel = 1, tiled_kernel = 2 };
+  std::vector<char> own(steps, library);
   const auto skinny_choice = eng.opts().skinny_kernel;
-  if (skinny_choice != options::choice::never) {
-    skinny_record probe;
-    for (int k : fusion_.library_steps)
-      skinny[static_cast<std::size_t>(k)] = describe_skinny(lowered[static_cast<std::size_t>(k)], elem, nullptr, nullptr, nullptr, probe, skinny_limits_of(eng)) ? 1 : 0;
+  const auto tiled_choice = eng.opts().tiled_kernel;
+  for (int kk : fusion_.library_steps) {
+    const auto k = static_cast<std::size_t>(kk);
+    tiled_record tprobe;
+    skinny_record sprobe;
+    if (tiled_choice != options::choice::never && describe_tiled(lowered[k], elem, nullptr, nullptr, nullptr, tprobe, tiled_limits_of(eng))) {
+      own[k] = tiled_kernel;
+    } else if (skinny_choice != options::choice::never && describe_skinny(lowered[k], elem, nullptr, nullptr, nullptr, sprobe, skinny_limits_of(eng))) {
+      own[k] = skinny_kernel;
+    }
   }
   std::vector<std::shared_ptr<plan_entry>> plans(steps);
   for (int k : fusion_.library_steps) {
-    if (skinny[static_cast<std::size_t>(k)] != 0 && skinny_choice == options::choice::always) continue;
+    const char kind = own[static_cast<std::size_t>(k)];
+    if ((kind == tiled_kernel && tiled_choice == options::choice::always) || (kind == skinny_kernel && skinny_choice == options::choice::always)) continue;
     plans[static_cast<std::size_t>(k)] = eng.plan(lowered[static_cast<std::size_t>(k)], p.type);
     workspace_bytes_ = std::max<std::size_t>(workspace_bytes_, plans[static_cast<std::size_t>(k)]->workspace_bytes());
   }
@@ -174,14 +184,18 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
     o.a = ptr_of(s.lhs);
     o.b = s.rhs >= 0 ? ptr_of(s.rhs) : nullptr;
     o.d = ptr_of(static_cast<int>(n + k));
-    if (skinny[k] != 0) {
+    if (own[k] == skinny_kernel) {
       if (!describe_skinny(lowered[k], elem, o.a, o.b, o.d, o.skinny_rec, skinny_limits_of(eng))) throw internal_error("compiled_program: a skinny step no longer fits its record");
       o.skinny = true;
+    } else if (own[k] == tiled_kernel) {
+      if (!describe_tiled(lowered[k], elem, o.a, o.b, o.d, o.tiled_rec, tiled_limits_of(eng))) throw internal_error("compiled_program: a tiled step no longer fits its record");
+      o.tiled = true;
+      if (tiled_choice == options::choice::always) ++tiled_chosen_;
     }
     ops_.push_back(std::move(o));
     op_steps_.push_back(kk);
   }
-  if (skinny_choice == options::choice::automatic) choose_skinny_by_timing();
+  if (skinny_choice == options::choice::automatic || tiled_choice == options::choice::automatic) choose_kernels_by_timing();
   if (!p.tree.steps.empty()) {
     result_ = ptr_of(static_cast<int>(n + steps - 1));
     result_bytes_ = static_cast<std::size_t>(element_count(net.shape_of(p.tree.steps.back().out))) * elem;
@@ -235,9 +249,9 @@ void compiled_program::release_buffers() noexcept {
   }
 }
 
-// Times each skinny-eligible step both ways on the program's own buffers (their contents do not
-// matter to the speed) and keeps the faster. Compile time only: it synchronizes.
-void compiled_program::choose_skinny_by_timing() {
+// Times each step that tnrt's own kernels can take both ways, on the program's own buffers (their
+// contents do not matter to the speed), and keeps the faster. Compile time only: it synchronizes.
+void compiled_program::choose_kernels_by_timing() {
   cudaEvent_t e0 = nullptr, e1 = nullptr;
   TNRT_CUDA(cudaEventCreate(&e0));
   TNRT_CUDA(cudaEventCreate(&e1));
@@ -256,12 +270,19 @@ void compiled_program::choose_skinny_by_timing() {
   };
   try {
     for (op& o : ops_) {
-      if (!o.skinny || !o.plan) continue;
+      if ((!o.skinny && !o.tiled) || !o.plan) continue;
+      const bool was_skinny = o.skinny, was_tiled = o.tiled;
       const float with_kernel = time_op(o);
-      o.skinny = false;
+      o.skinny = o.tiled = false;
       const float with_library = time_op(o);
-      o.skinny = with_kernel < with_library;
-      (o.skinny ? skinny_chosen_ : skinny_rejected_) += 1;
+      const bool keep = with_kernel < with_library;
+      o.skinny = was_skinny && keep;
+      o.tiled = was_tiled && keep;
+      if (was_tiled) {
+        (keep ? tiled_chosen_ : tiled_rejected_) += 1;
+      } else {
+        (keep ? skinny_chosen_ : skinny_rejected_) += 1;
+      }
     }
   } catch (...) {
     (void)cudaEventDestroy(e0);
@@ -275,6 +296,8 @@ void compiled_program::choose_skinny_by_timing() {
 void compiled_program::enqueue_op(const op& o) {
   if (o.fused_records != nullptr) {
     launch_small_steps(type_, o.fused_records, o.fused_begin, o.fused_subtrees, eng_->stream());
+  } else if (o.tiled) {
+    launch_tiled(type_, o.tiled_rec, eng_->stream());
   } else if (o.skinny) {
     launch_skinny(type_, o.skinny_rec, eng_->stream());
   } else if (!o.plan) {

@@ -12,6 +12,7 @@
 
 #include "core/fusion.hpp"
 #include "core/skinny.hpp"
+#include "core/tiled.hpp"
 #include "cuda/engine.hpp"
 #include "tnrt/memory_plan.hpp"
 #include "tnrt/network.hpp"
@@ -50,6 +51,10 @@ class compiled_program {
   /// Skinny-eligible steps given to tnrt's kernel / left to cuTENSOR by the compile-time timing.
   [[nodiscard]] int skinny_chosen() const noexcept { return skinny_chosen_; }
   [[nodiscard]] int skinny_rejected() const noexcept { return skinny_rejected_; }
+  /// Steps the tiled kernel runs (`always`: every eligible one; `automatic`: those it won), and
+  /// those `automatic` gave back to the library.
+  [[nodiscard]] int tiled_chosen() const noexcept { return tiled_chosen_; }
+  [[nodiscard]] int tiled_rejected() const noexcept { return tiled_rejected_; }
   /// Launches per run: the fused one (if any) plus one per library step.
   [[nodiscard]] std::size_t launches() const noexcept { return ops_.size(); }
   [[nodiscard]] bool uses_graph() const noexcept { return exec_ != nullptr; }
@@ -64,6 +69,8 @@ class compiled_program {
     std::size_t bytes = 0;
     bool skinny = false;  // tnrt's streaming kernel instead of the plan
     skinny_record skinny_rec;
+    bool tiled = false;  // tnrt's tiled streaming kernel instead of the plan
+    tiled_record tiled_rec;
     const small_step_record* fused_records = nullptr;  // the fused launch of absorbed small steps
     const int* fused_begin = nullptr;
     int fused_subtrees = 0;
@@ -71,7 +78,7 @@ class compiled_program {
   void enqueue_all();
   void enqueue_op(const op& o);
   void release_buffers() noexcept;
-  void choose_skinny_by_timing();
+  void choose_kernels_by_timing();
 
   engine* eng_;
   std::vector<op> ops_;
@@ -87,7 +94,7 @@ class compiled_program {
   void* table_ = nullptr;         // their records and subtree offsets
   fusion_plan fusion_;
   std::vector<int> op_steps_;
-  int skinny_chosen_ = 0, skinny_rejected_ = 0;
+  int skinny_chosen_ = 0, skinny_rejected_ = 0, tiled_chosen_ = 0, tiled_rejected_ = 0;
   dtype type_ = dtype::f32;
   std::size_t workspace_bytes_ = 0;
   void* result_ = nullptr;

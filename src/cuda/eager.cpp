@@ -2,8 +2,10 @@
 
 #include "core/fusion.hpp"
 #include "core/skinny.hpp"
+#include "core/tiled.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/skinny.hpp"
+#include "cuda/tiled.hpp"
 #include "cuda/small_steps.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/tensor.hpp"
@@ -46,6 +48,12 @@ fusion_plan checked_fusion(const fusion_plan& planned, std::size_t steps, const 
 }
 
 skinny_limits skinny_limits_of(const engine& eng) { return skinny_limits{48 * 1024, eng.opts().skinny_min_outer}; }
+
+tiled_limits tiled_limits_of(const engine& eng) {
+  tiled_limits l;
+  l.min_d_elements = eng.opts().tiled_min_elements;
+  return l;
+}
 
 namespace {
 device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void* const> inputs, std::vector<device_operand>& ops);
@@ -150,10 +158,15 @@ device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void
     d.ptr = pool.allocate(bytes_of(k), stream);
     d.owned = true;
     skinny_record rec;
+    tiled_record tiled;
     const auto choice = eng.opts().skinny_kernel;
-    if (choice != options::choice::never &&
-        describe_skinny(low, elem, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, rec, skinny_limits_of(eng)) &&
-        (choice == options::choice::always || rec.m_fast)) {
+    // Eager has no time to measure: `automatic` takes the tiled kernel wherever it applies.
+    if (eng.opts().tiled_kernel != options::choice::never &&
+        describe_tiled(low, elem, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, tiled, tiled_limits_of(eng))) {
+      launch_tiled(p.type, tiled, eng.stream());
+    } else if (choice != options::choice::never &&
+               describe_skinny(low, elem, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, rec, skinny_limits_of(eng)) &&
+               (choice == options::choice::always || rec.m_fast)) {
       launch_skinny(p.type, rec, eng.stream());
     } else {
       eng.execute(low, p.type, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr);

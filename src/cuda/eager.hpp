@@ -7,6 +7,7 @@
 
 #include "core/fusion.hpp"
 #include "core/skinny.hpp"
+#include "core/tiled.hpp"
 #include "cuda/engine.hpp"
 #include "tnrt/network.hpp"
 
@@ -36,5 +37,7 @@ fusion_plan checked_fusion(const fusion_plan& planned, std::size_t steps, const 
 fusion_plan fusion_of(const engine& eng, const problem& p);
 /// The skinny kernel's limits under the engine's options.
 skinny_limits skinny_limits_of(const engine& eng);
+/// The tiled kernel's limits under the engine's options.
+tiled_limits tiled_limits_of(const engine& eng);
 
 }  // namespace tnrt::cuda

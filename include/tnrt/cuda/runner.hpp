@@ -3,9 +3,11 @@
 // GPU, eagerly or compiled, with warm-ups and timed repetitions, and report every counter.
 // Compiled only when the CUDA backend is built (TNRT_HAVE_CUDA); the functions themselves never
 // need a GPU to be called: without one they throw device_error saying what is missing.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "tnrt/device/retirement_queue.hpp"
 #include "tnrt/device/shared_workspace.hpp"
 #include "tnrt/network.hpp"
+#include "tnrt/profile_stats.hpp"
 #include "tnrt/tensor.hpp"
 
 namespace tnrt::cuda {
@@ -21,6 +24,12 @@ namespace tnrt::cuda {
 /// "" when a CUDA device and cuTENSOR are usable here; otherwise one line saying what is missing
 /// (no CUDA device / driver too old / libcutensor.so.2 not found, with the paths searched).
 std::string unavailable_reason();
+
+/// "" when the profiler (CUPTI, opened at run time) can be loaded here; otherwise one line naming
+/// every place searched. Says nothing about the GPU: see unavailable_reason().
+std::string profiler_unavailable_reason();
+/// "<path> (CUPTI <version>)": the library --profile uses; "" when none can be loaded.
+std::string profiler_library();
 
 enum class exec_mode : std::uint8_t { eager, compiled };
 enum class workspace_mode : std::uint8_t {
@@ -55,6 +64,11 @@ struct options {
   enum class choice : std::uint8_t { never, always, automatic };
   choice skinny_kernel = choice::never;
   std::int64_t skinny_min_outer = 1 << 16;  // smaller steps stay with cuTENSOR (tests set 1)
+  /// Large x small steps (src/core/tiled.hpp) through tnrt's tiled streaming kernel: `always`
+  /// wherever it applies (the default), `never`, or `automatic` (compiled: each step timed both
+  /// ways at compile time and the faster kept; eager: as `always`). Takes precedence over skinny.
+  choice tiled_kernel = choice::always;
+  std::int64_t tiled_min_elements = 1 << 16;  // results smaller than this stay with cuTENSOR
   std::int64_t fuse_max_elements = 1024;
 };
 
@@ -79,12 +93,47 @@ struct counters {
   sync_stats syncs;
 };
 
+/// The host synchronizations the profiler counts, runtime and driver domain. The two domains are
+/// not added up anywhere: the runtime's own cudaStreamSynchronize may reach the driver as a
+/// cuStreamSynchronize that CUPTI reports too.
+enum class sync_call : std::uint8_t {
+  cuda_stream_synchronize,  // cudaStreamSynchronize (and its per-thread-default-stream variant)
+  cuda_event_synchronize,
+  cuda_device_synchronize,  // and the deprecated cudaThreadSynchronize
+  cu_stream_synchronize,    // and _ptsz
+  cu_event_synchronize,
+  cu_ctx_synchronize,       // and _v2
+};
+inline constexpr std::size_t sync_call_kinds = 6;
+/// The API name: "cudaStreamSynchronize", ..., "cuCtxSynchronize".
+const char* name_of(sync_call call) noexcept;
+using sync_counts = std::array<std::uint64_t, sync_call_kinds>;  // indexed by sync_call
+
+/// What `--profile` recorded over the timed runs (never the warm-ups), through CUPTI. Times of a
+/// profiled run include CUPTI's overhead: they are not speed figures.
+struct profile_report {
+  int runs = 0;                      // timed runs (windows) recorded
+  interval_stats kernels;            // every kernel that started inside a run; gaps never cross runs
+  std::vector<std::size_t> kernels_per_run;
+  std::uint64_t memcpys = 0, memsets = 0;     // inside the runs
+  std::uint64_t kernels_untimed = 0;          // kernel records CUPTI gave no timestamps (not in `kernels`)
+  std::uint64_t kernels_outside_runs = 0;     // warm-ups, compilation, uploads (ignored)
+  std::uint64_t records_dropped = 0;          // CUPTI buffer overflows (0 unless something is wrong)
+  sync_counts syncs{};         // entered inside the runs, by anyone
+  sync_counts runner_syncs{};  // of those, the runner's own wait after each call (syncs - runner_syncs = inside calls)
+  std::string cupti_path;
+  std::uint32_t cupti_version = 0;
+};
+
 struct run_request {
   const problem* prob = nullptr;
   std::span<const host_tensor> inputs;  // uploaded before any timing
   options opt;
   int warmups = 3;
   int repeats = 10;
+  /// Record every kernel and synchronization of the timed runs through CUPTI (run_result::profile).
+  /// The times then carry CUPTI's overhead. Throws device_error when CUPTI cannot be loaded.
+  bool profile = false;
   /// (phase, done, total): phase is "upload", "compile", "warmup", "run".
   std::function<void(const char*, std::size_t, std::size_t)> progress;
 };
@@ -99,6 +148,7 @@ struct run_result {
   counters stats;                   // after the last repetition
   std::uint64_t syncs_inside_calls = 0;  // host synchronizations observed inside timed contraction calls
   std::string device_name, driver_version, cuda_version, cutensor_version;
+  std::optional<profile_report> profile;  // when run_request::profile
 };
 
 /// Throws device_error when unavailable_reason() is not empty, out_of_memory when the problem does

@@ -1,0 +1,312 @@
+#include "core/tiled.hpp"
+
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include "core/tiled_index.hpp"
+
+namespace tnrt {
+namespace {
+
+using i64 = std::int64_t;
+
+enum class role : std::uint8_t { free, batch, s_free, contracted };
+
+struct mode_desc {
+  i64 extent = 1;
+  i64 big = 0, small = 0, d = 0;  // strides (0: absent or broadcast)
+  role r = role::free;
+};
+
+i64 elements_of(const strided_operand& o) {
+  i64 e = 1;
+  for (i64 x : o.extents) e *= x;
+  return e;
+}
+
+i64 span_of(const strided_operand& o) {
+  i64 last = 0;
+  for (std::size_t i = 0; i < o.extents.size(); ++i) last += (o.extents[i] - 1) * o.strides[i];
+  return last + 1;
+}
+
+// Stride of `mode` in `o`; `present` says whether o has the mode at all.
+i64 stride_of(const strided_operand& o, std::int32_t mode, bool& present) {
+  for (std::size_t i = 0; i < o.modes.size(); ++i)
+    if (o.modes[i] == mode) {
+      present = true;
+      return o.strides[i];
+    }
+  present = false;
+  return 0;
+}
+
+constexpr i64 int32_max = std::numeric_limits<std::int32_t>::max();
+
+}  // namespace
+
+std::size_t tiled_record::shared_bytes(std::size_t element_bytes) const noexcept {
+  const std::size_t values = (static_cast<std::size_t>(tile_big) + static_cast<std::size_t>(small_span)) * element_bytes;
+  return (values + 15U) / 16U * 16U;
+}
+
+bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void* a, const void* b, void* d, tiled_record& out,
+                    const tiled_limits& limits) {
+  if (s.kind != lowered_kind::contraction) return false;
+  const bool a_small = elements_of(s.a) <= elements_of(s.b);
+  const strided_operand& big = a_small ? s.b : s.a;
+  const strided_operand& small = a_small ? s.a : s.b;
+  const auto eb = static_cast<i64>(element_bytes);
+  const i64 small_span = span_of(small);
+  if (small_span * eb > limits.max_small_bytes || small_span > 0xFFFF) return false;
+  if (elements_of(s.d) < limits.min_d_elements) return false;
+
+  std::int32_t max_mode = -1;
+  for (const strided_operand* o : {&s.a, &s.b, &s.d})
+    for (std::size_t i = 0; i < o->modes.size(); ++i) {
+      if (o->strides[i] < 0) return false;
+      max_mode = std::max(max_mode, o->modes[i]);
+    }
+  std::vector<mode_desc> modes;
+  for (std::int32_t m = 0; m <= max_mode; ++m) {
+    mode_desc md;
+    bool in_big = false, in_small = false, in_d = false;
+    md.big = stride_of(big, m, in_big);
+    md.small = stride_of(small, m, in_small);
+    md.d = stride_of(s.d, m, in_d);
+    if (!in_big && !in_small && !in_d) continue;
+    for (const strided_operand* o : {&s.a, &s.b, &s.d})
+      for (std::size_t i = 0; i < o->modes.size(); ++i)
+        if (o->modes[i] == m) md.extent = o->extents[i];
+    if (md.extent == 1) continue;
+    if (in_d && md.d == 0) return false;  // a broadcast result: not a contraction's output
+    if (in_d) {
+      md.r = md.big != 0 ? (md.small != 0 ? role::batch : role::free) : role::s_free;
+    } else {
+      md.r = role::contracted;
+    }
+    modes.push_back(md);
+  }
+
+  // The slab's fixed part (batch and contracted modes of Big) and D's (batch and s_free).
+  i64 inner_big = 1, inner_d = 1, k_count = 1;
+  for (const mode_desc& m : modes) {
+    if ((m.r == role::batch || m.r == role::contracted) && m.big != 0) inner_big *= m.extent;
+    if (m.r == role::batch || m.r == role::s_free) inner_d *= m.extent;
+    if (m.r == role::contracted) k_count *= m.extent;
+  }
+  const i64 cap_big = tiled_max_tile_big(element_bytes);
+  if (k_count > tiled_max_k) return false;
+
+  // The tile's free modes: index into `modes` -> extent taken (a divisor when the mode is split).
+  std::map<std::size_t, i64> tile;
+  i64 tile_free = 1;
+  // Whether a tile with `free` elements of free modes fits the limits (slab, D's tile, shared memory).
+  auto fits = [&](i64 free) {
+    const i64 tb = inner_big * free, td = inner_d * free;
+    const i64 values = ((tb + small_span) * eb + 15) / 16 * 16;
+    return tb <= cap_big && td <= std::min<i64>(limits.max_tile_d, tiled_threads * tiled_outputs_per_thread) &&
+           values <= limits.max_shared_bytes;
+  };
+  if (!fits(1)) return false;
+  auto add_free = [&](std::size_t i) -> i64 {
+    const i64 e = modes[i].extent;
+    i64 t = e;
+    while (t >= 2 && (e % t != 0 || !fits(tile_free * t))) --t;
+    if (t < 2) t = 0;
+    if (t != 0) {
+      tile[i] = t;
+      tile_free *= t;
+    }
+    return t;
+  };
+  auto order_by = [&](i64 mode_desc::*stride) {
+    std::vector<std::size_t> idx;
+    for (std::size_t i = 0; i < modes.size(); ++i)
+      if (modes[i].*stride != 0) idx.push_back(i);
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t x, std::size_t y) { return modes[x].*stride < modes[y].*stride; });
+    return idx;
+  };
+  const std::vector<std::size_t> big_order = order_by(&mode_desc::big);
+  const std::vector<std::size_t> d_order = order_by(&mode_desc::d);
+  const i64 target = std::max<i64>(1, (limits.min_contig_bytes + eb - 1) / eb);
+  // Big's fastest modes, then D's, inside the tile: both sides move in runs of `target` elements.
+  for (const std::vector<std::size_t>* order : {&big_order, &d_order}) {
+    i64 run = 1;
+    for (std::size_t i : *order) {
+      if (run >= target) break;
+      const mode_desc& m = modes[i];
+      if (m.r != role::free) {
+        run *= m.extent;
+        continue;
+      }
+      auto it = tile.find(i);
+      const i64 t = it != tile.end() ? it->second : add_free(i);
+      if (t == 0) break;
+      run *= t;
+      if (t < m.extent) break;
+    }
+  }
+  // Then more of Big's free modes until a tile gives every thread a few results (and a few loads in
+  // flight: the kernel is bound by the bytes it has in flight).
+  for (std::size_t i : big_order) {
+    if (inner_d * tile_free >= limits.min_tile_d || inner_big * tile_free >= cap_big) break;
+    if (modes[i].r != role::free || tile.count(i) != 0) continue;
+    const i64 t = add_free(i);
+    if (t == 0 || t < modes[i].extent) break;
+  }
+
+  // The slab, in Big's memory order, and each of its modes' weight in a slot.
+  struct slab_mode {
+    std::size_t i;
+    i64 extent, stride;
+  };
+  std::vector<slab_mode> slab;
+  for (std::size_t i : big_order) {
+    const mode_desc& m = modes[i];
+    if (m.r == role::free) {
+      if (auto it = tile.find(i); it != tile.end()) slab.push_back({i, it->second, m.big});
+    } else if (m.r == role::batch || m.r == role::contracted) {
+      slab.push_back({i, m.extent, m.big});
+    }
+  }
+  std::vector<i64> slot_weight(modes.size(), 0);
+  i64 tile_big = 1, big_reach = 0;
+  for (const slab_mode& sm : slab) {
+    slot_weight[sm.i] = tile_big;
+    tile_big *= sm.extent;
+    big_reach += (sm.extent - 1) * sm.stride;
+  }
+
+  // D's tile, in D's memory order.
+  struct d_mode {
+    i64 extent, d, slot, small;
+  };
+  std::vector<d_mode> dt;
+  i64 tile_d = 1, d_reach = 0;
+  for (std::size_t i : d_order) {
+    const mode_desc& m = modes[i];
+    if (m.r == role::free) {
+      auto it = tile.find(i);
+      if (it == tile.end()) continue;
+      dt.push_back({it->second, m.d, slot_weight[i], 0});
+    } else {
+      dt.push_back({m.extent, m.d, m.r == role::batch ? slot_weight[i] : 0, m.small});
+    }
+    tile_d *= dt.back().extent;
+    d_reach += (dt.back().extent - 1) * m.d;
+  }
+
+  // Contracted modes and the outer groups.
+  std::vector<d_mode> ks;  // extent, -, slot, small
+  std::vector<mode_desc> outer;
+  for (std::size_t i = 0; i < modes.size(); ++i) {
+    const mode_desc& m = modes[i];
+    if (m.r == role::contracted) ks.push_back({m.extent, 0, m.big != 0 ? slot_weight[i] : 0, m.small});
+    if (m.r != role::free) continue;
+    auto it = tile.find(i);
+    if (it == tile.end()) {
+      outer.push_back(m);
+    } else if (it->second < m.extent) {
+      mode_desc rest = m;
+      rest.extent = m.extent / it->second;
+      rest.big = m.big * it->second;
+      rest.d = m.d * it->second;
+      outer.push_back(rest);
+    }
+  }
+  std::stable_sort(outer.begin(), outer.end(), [](const mode_desc& x, const mode_desc& y) { return x.d < y.d; });
+  std::vector<mode_desc> merged;
+  for (const mode_desc& m : outer) {
+    if (!merged.empty()) {
+      mode_desc& p = merged.back();
+      if (m.d == p.d * p.extent && m.big == p.big * p.extent) {
+        p.extent *= m.extent;
+        continue;
+      }
+    }
+    merged.push_back(m);
+  }
+
+  if (static_cast<int>(slab.size()) > tiled_max_modes || static_cast<int>(dt.size()) > tiled_max_modes ||
+      static_cast<int>(ks.size()) > tiled_max_modes || static_cast<int>(merged.size()) > tiled_max_outer)
+    return false;
+  if (big_reach > int32_max || d_reach > int32_max || tile_big > cap_big || tile_d > limits.max_tile_d ||
+      tile_d > tiled_threads * tiled_outputs_per_thread)
+    return false;
+
+  tiled_record r;
+  r.big = a_small ? b : a;
+  r.small = a_small ? a : b;
+  r.d = d;
+  r.tile_big = static_cast<std::int32_t>(tile_big);
+  r.tile_d = static_cast<std::int32_t>(tile_d);
+  r.k_count = static_cast<std::int32_t>(k_count);
+  r.small_span = static_cast<std::int32_t>(small_span);
+  r.n_big = static_cast<std::int32_t>(slab.size());
+  for (std::size_t j = 0; j < slab.size(); ++j) {
+    r.big_extent[j] = static_cast<std::int32_t>(slab[j].extent);
+    r.big_stride[j] = static_cast<std::int32_t>(slab[j].stride);
+  }
+  r.n_d = static_cast<std::int32_t>(dt.size());
+  for (std::size_t j = 0; j < dt.size(); ++j) {
+    r.d_extent[j] = static_cast<std::int32_t>(dt[j].extent);
+    r.d_stride[j] = static_cast<std::int32_t>(dt[j].d);
+    r.d_slot[j] = static_cast<std::int32_t>(dt[j].slot);
+    r.d_small[j] = static_cast<std::int32_t>(dt[j].small);
+  }
+  r.n_k = static_cast<std::int32_t>(ks.size());
+  for (std::size_t j = 0; j < ks.size(); ++j) {
+    r.k_extent[j] = static_cast<std::int32_t>(ks[j].extent);
+    r.k_slot[j] = static_cast<std::int32_t>(ks[j].slot);
+    r.k_small[j] = static_cast<std::int32_t>(ks[j].small);
+  }
+  for (std::int32_t k = 0; k < r.k_count; ++k) r.k_pack[k] = tiled_index::k_entry(r, k);
+  r.n_outer = static_cast<std::int32_t>(merged.size());
+  i64 count = 1;
+  for (std::size_t j = 0; j < merged.size(); ++j) {
+    r.outer_extent[j] = merged[j].extent;
+    r.outer_div[j] = count;
+    r.outer_big[j] = merged[j].big;
+    r.outer_d[j] = merged[j].d;
+    count *= merged[j].extent;
+  }
+  r.tile_count = count;
+  if (r.shared_bytes(element_bytes) > static_cast<std::size_t>(limits.max_shared_bytes)) return false;
+  out = r;
+  return true;
+}
+
+template <class T>
+void evaluate_tiled(const tiled_record& r) {
+  const T* big = static_cast<const T*>(r.big);
+  const T* small = static_cast<const T*>(r.small);
+  T* d = static_cast<T*>(r.d);
+  std::vector<std::int32_t> big_off(static_cast<std::size_t>(r.tile_big)), d_off(static_cast<std::size_t>(r.tile_d));
+  std::vector<std::uint32_t> d_pack(static_cast<std::size_t>(r.tile_d)), k_pack(r.k_pack, r.k_pack + r.k_count);
+  for (std::int32_t j = 0; j < r.tile_big; ++j) big_off[static_cast<std::size_t>(j)] = tiled_index::big_offset(r, j);
+  for (std::int32_t e = 0; e < r.tile_d; ++e) tiled_index::d_entry(r, e, d_off[static_cast<std::size_t>(e)], d_pack[static_cast<std::size_t>(e)]);
+  std::vector<T> slab(static_cast<std::size_t>(r.tile_big));
+  for (std::int64_t t = 0; t < r.tile_count; ++t) {
+    std::int64_t ob = 0, od = 0;
+    tiled_index::outer_offsets(r, t, ob, od);
+    for (std::size_t j = 0; j < slab.size(); ++j) slab[j] = big[ob + big_off[j]];
+    for (std::size_t e = 0; e < d_pack.size(); ++e) {
+      const std::uint32_t slot = d_pack[e] & 0xFFFFU, sm = d_pack[e] >> 16U;
+      T acc{};
+      for (const std::uint32_t kp : k_pack) acc += slab[slot + (kp & 0xFFFFU)] * small[sm + (kp >> 16U)];
+      d[od + d_off[e]] = acc;
+    }
+  }
+}
+
+template void evaluate_tiled<float>(const tiled_record&);
+template void evaluate_tiled<double>(const tiled_record&);
+template void evaluate_tiled<std::complex<float>>(const tiled_record&);
+template void evaluate_tiled<std::complex<double>>(const tiled_record&);
+
+}  // namespace tnrt

@@ -1,0 +1,91 @@
+#pragma once
+// Tiled streaming contractions: one operand large (Big), the other small enough for shared memory
+// (Small). These are the steps that carry nearly all the bytes of a tensor-network tree, and they
+// are memory-bound: the ideal is to read Big once and write the result D once, both in long
+// contiguous runs. A GEMM-shaped library kernel handles them poorly when the small side's extents
+// are tiny (2..16) and the contracted or batch modes sit in the middle of Big's memory order.
+//
+// Every mode of the step has a role:
+//   free      in D and Big, not Small          (the big, "outer" space)
+//   batch     in D, Big and Small
+//   s_free    in D and Small, not Big
+//   contracted not in D (in Big and/or Small; a one-sided sum has stride 0 on the other side)
+// A block of the kernel takes one *tile*: a few free modes T (chosen so that Big's and D's fastest
+// modes are inside the tile, making both the loads and the stores contiguous runs), times every
+// batch and contracted mode of Big. It stages that slab of Big in shared memory with coalesced
+// loads (the next tile's slab is loaded into registers while the current one is computed), then
+// writes the tile of D in D's memory order:
+//   D[o, t, y] = sum_k  Big[o, t, batch(y), k] * Small[batch(y), s_free(y), k]
+// The remaining free modes ("outer") number the tiles; each block walks tiles in a grid-stride loop.
+// Plan (describe_tiled, host, no CUDA) and run (launch_tiled, src/cuda/tiled.cu) are separate;
+// evaluate_tiled is the kernel's arithmetic and indexing on the host, for tests.
+#include <cstddef>
+#include <cstdint>
+
+#include "core/step_lowering.hpp"
+
+namespace tnrt {
+
+inline constexpr int tiled_threads = 256;   // threads per block
+inline constexpr int tiled_max_modes = 24;  // per list (tile of Big, tile of D, contracted)
+inline constexpr int tiled_max_outer = 32;  // outer groups after merging (one per lane of a warp)
+inline constexpr int tiled_reg_bytes = 64;  // bytes of Big each thread holds for the next tile
+inline constexpr int tiled_outputs_per_thread = 16;  // results of one tile per thread (at most)
+inline constexpr int tiled_max_k = 64;               // contracted combinations (a table in the record)
+
+/// Most elements of Big one tile may hold for an element size (every thread prefetches at most
+/// tiled_reg_bytes of the next tile into registers).
+constexpr std::int64_t tiled_max_tile_big(std::size_t element_bytes) {
+  return tiled_threads * (tiled_reg_bytes / static_cast<std::int64_t>(element_bytes));
+}
+
+struct tiled_limits {
+  std::int64_t max_small_bytes = 48 * 1024;  // Small is staged whole in shared memory
+  std::int64_t min_d_elements = 1 << 16;     // smaller steps stay with the library
+  std::int64_t min_contig_bytes = 256;       // aim: loads and stores in runs of at least this
+  std::int64_t min_tile_d = 4096;            // grow the tile until it has this many results
+  std::int64_t max_tile_d = tiled_threads * tiled_outputs_per_thread;
+  std::int64_t max_shared_bytes = 96 * 1024;  // the kernel's dynamic shared memory
+};
+
+struct tiled_record {
+  const void* big = nullptr;
+  const void* small = nullptr;
+  void* d = nullptr;
+  std::int64_t tile_count = 1;  // tiles (outer space)
+  std::int32_t tile_big = 1;    // elements of Big per tile (staged)
+  std::int32_t tile_d = 1;      // elements of D per tile
+  std::int32_t k_count = 1;     // contracted combinations
+  std::int32_t small_span = 1;  // elements of Small staged (max offset + 1)
+  std::int32_t n_big = 0, n_d = 0, n_k = 0, n_outer = 0;
+  // The staged slab, first mode fastest (Big's memory order): extent and stride in Big. Slot of an
+  // element in shared memory = its mixed-radix index in this order.
+  std::int32_t big_extent[tiled_max_modes] = {}, big_stride[tiled_max_modes] = {};
+  // The tile of D, first mode fastest (D's memory order): extent, stride in D, weight in the slab's
+  // slot (0 for s_free modes), stride in Small (0 for free modes).
+  std::int32_t d_extent[tiled_max_modes] = {}, d_stride[tiled_max_modes] = {}, d_slot[tiled_max_modes] = {},
+               d_small[tiled_max_modes] = {};
+  // Contracted modes: extent, weight in the slab's slot (0 when Big lacks it), stride in Small.
+  std::int32_t k_extent[tiled_max_modes] = {}, k_slot[tiled_max_modes] = {}, k_small[tiled_max_modes] = {};
+  // Every contracted combination's slab slot (low 16 bits) and offset in Small (high 16 bits): the
+  // k loop reads these from the kernel's parameters (uniform across the block).
+  std::uint32_t k_pack[tiled_max_k] = {};
+  // Outer groups, first fastest: extent, divisor (product of the extents before it), strides.
+  std::int64_t outer_extent[tiled_max_outer] = {}, outer_div[tiled_max_outer] = {}, outer_big[tiled_max_outer] = {},
+               outer_d[tiled_max_outer] = {};
+
+  /// Dynamic shared memory the kernel needs for this record with elements of `element_bytes`.
+  [[nodiscard]] std::size_t shared_bytes(std::size_t element_bytes) const noexcept;
+};
+
+/// Builds the record for a contraction step when the tiled kernel can run it; false otherwise
+/// (record untouched). `a`, `b`, `d` are the step's operand pointers (lhs, rhs, result); they are
+/// only stored, so null is fine for a dry run.
+bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void* a, const void* b, void* d,
+                    tiled_record& out, const tiled_limits& limits = {});
+
+/// The kernel's arithmetic and indexing on the host (for tests): writes every element of D.
+template <class T>
+void evaluate_tiled(const tiled_record& r);
+
+}  // namespace tnrt
