@@ -17,6 +17,7 @@
 #include "tnrt/errors.hpp"
 #include "tnrt/npy.hpp"
 #include "tnrt/path.hpp"
+#include "tnrt/profile_stats.hpp"
 #include "tnrt/tensor.hpp"
 #ifdef TNRT_HAVE_CUDA
 #include "tnrt/cuda/runner.hpp"
@@ -43,7 +44,7 @@ constexpr option_spec contract_specs[] = {
     {"autotune", false},     {"json", true},      {"quiet", false},
     {"bandwidth", true},     {"layout", true},    {"no-fuse", false},
     {"skinny", true},
-    {"algo", true},        {"fuse-max", true},
+    {"algo", true},        {"fuse-max", true},    {"profile", false},
 };
 
 constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
@@ -84,6 +85,10 @@ report:
   --json FILE                machine-readable report (times, result, verification, counters, versions)
   --bandwidth GBPS           divisor of the bandwidth floor (default 4250, the H200's copy bandwidth)
   --quiet                    print only the result value
+  --profile                  GPU: record every kernel, memcpy, memset and host synchronization of the
+                             timed runs through CUPTI (loaded at run time; TNRT_CUPTI_DIR names its
+                             folder) and print them as a "profile:" block (--json: counters.profile).
+                             CUPTI adds overhead: the times of a profiled run are marked as such.
 )";
 
 // ---- progress on a terminal -------------------------------------------------------------------
@@ -357,8 +362,109 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   return o;
 }
 
+// ---- the profile of a profiled run: the "profile:" lines and counters.profile ------------------
+
+constexpr std::size_t gaps_us_cap = 20000;  // entries of counters.profile.gaps_us (the statistics use all)
+
+nlohmann::json sync_json(const cuda::sync_counts& c, double divisor = 1.0) {
+  nlohmann::json j = nlohmann::json::object();
+  for (std::size_t k = 0; k < cuda::sync_call_kinds; ++k) {
+    const char* name = cuda::name_of(static_cast<cuda::sync_call>(k));
+    if (divisor == 1.0) {
+      j[name] = c[k];
+    } else {
+      j[name] = static_cast<double>(c[k]) / divisor;
+    }
+  }
+  return j;
+}
+
+nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+void add_profile(run_outcome& out, const cuda::profile_report& pr) {
+  const gap_summary g = summarize_gaps(pr.kernels.gaps_ns);
+  const double runs = std::max(1, pr.runs);
+  const double busy_ms = static_cast<double>(pr.kernels.busy_ns) / 1e6;
+  const double span_ms = static_cast<double>(pr.kernels.span_ns) / 1e6;
+  cuda::sync_counts inside{};
+  for (std::size_t k = 0; k < cuda::sync_call_kinds; ++k) inside[k] = pr.syncs[k] - pr.runner_syncs[k];
+  const std::size_t kept = std::min(pr.kernels.gaps_ns.size(), gaps_us_cap);
+  std::vector<double> gaps_us;
+  gaps_us.reserve(kept);
+  for (std::size_t i = 0; i < kept; ++i) gaps_us.push_back(static_cast<double>(pr.kernels.gaps_ns[i]) / 1e3);
+
+  nlohmann::json j;
+  j["runs"] = pr.runs;
+  j["kernels"] = pr.kernels.kernels;
+  j["memcpys"] = pr.memcpys;
+  j["memsets"] = pr.memsets;
+  j["busy_ms"] = busy_ms;
+  j["span_ms"] = span_ms;
+  j["busy_fraction"] = span_ms > 0 ? busy_ms / span_ms : 0.0;
+  j["gap_count"] = g.count;
+  j["gap_median_us"] = optional_json(g.median_us);
+  j["gap_p90_us"] = optional_json(g.p90_us);
+  j["gap_max_us"] = optional_json(g.max_us);
+  j["gaps_us"] = gaps_us;
+  j["gaps_us_cap"] = gaps_us_cap;
+  j["gaps_us_truncated"] = kept < pr.kernels.gaps_ns.size();
+  j["gaps_note"] = "gap = a kernel's start minus the latest end of the kernels started before it in the same timed "
+                   "run (start order, clamped at 0; never across runs); gaps_us lists the first " +
+                   std::to_string(gaps_us_cap) + " in run order, the statistics use all";
+  j["syncs"] = sync_json(pr.syncs);
+  j["syncs_by_runner"] = sync_json(pr.runner_syncs);
+  j["syncs_inside_calls"] = sync_json(inside);
+  j["per_call"] = {{"kernels", static_cast<double>(pr.kernels.kernels) / runs},
+                   {"memcpys", static_cast<double>(pr.memcpys) / runs},
+                   {"memsets", static_cast<double>(pr.memsets) / runs},
+                   {"busy_ms", busy_ms / runs},
+                   {"span_ms", span_ms / runs},
+                   {"syncs_inside_calls", sync_json(inside, runs)}};
+  j["kernels_per_run"] = pr.kernels_per_run;
+  j["kernels_untimed"] = pr.kernels_untimed;
+  j["kernels_outside_runs"] = pr.kernels_outside_runs;
+  j["records_dropped"] = pr.records_dropped;
+  j["cupti"] = {{"path", pr.cupti_path}, {"version", pr.cupti_version}};
+  out.gpu["counters"]["profile"] = j;
+
+  char line[768];
+  auto add = [&out, &line]() { out.gpu_lines.emplace_back(line); };
+  std::snprintf(line, sizeof line,
+                "profile: %d timed runs through CUPTI %u (%s); the times above include its overhead: profiled, "
+                "not speed figures",
+                pr.runs, pr.cupti_version, pr.cupti_path.c_str());
+  add();
+  std::snprintf(line, sizeof line, "  kernels: %zu (%.1f per run), %llu memcpys, %llu memsets", pr.kernels.kernels,
+                static_cast<double>(pr.kernels.kernels) / runs, static_cast<unsigned long long>(pr.memcpys),
+                static_cast<unsigned long long>(pr.memsets));
+  add();
+  std::snprintf(line, sizeof line, "  busy: %.3f ms of %.3f ms span (%.1f%%); per run %.3f ms busy, %.3f ms span",
+                busy_ms, span_ms, span_ms > 0 ? 100.0 * busy_ms / span_ms : 0.0, busy_ms / runs, span_ms / runs);
+  add();
+  if (g.count > 0) {
+    std::snprintf(line, sizeof line,
+                  "  gaps between kernels: median %.2f us, p90 %.2f us, max %.2f us (%zu gaps, within runs)",
+                  *g.median_us, *g.p90_us, *g.max_us, g.count);
+  } else {
+    std::snprintf(line, sizeof line, "  gaps between kernels: none (at most one kernel per run)");
+  }
+  add();
+  std::string syncs = "  syncs (inside calls + the runner's own):";
+  for (std::size_t k = 0; k < cuda::sync_call_kinds; ++k) {
+    syncs += std::string(k == 0 ? " " : ", ") + cuda::name_of(static_cast<cuda::sync_call>(k)) + " " +
+             std::to_string(inside[k]) + "+" + std::to_string(pr.runner_syncs[k]);
+  }
+  out.gpu_lines.push_back(syncs);
+  if (pr.kernels_untimed > 0 || pr.records_dropped > 0) {
+    std::snprintf(line, sizeof line, "  warning: %llu kernel records without timestamps, %llu records dropped by CUPTI",
+                  static_cast<unsigned long long>(pr.kernels_untimed),
+                  static_cast<unsigned long long>(pr.records_dropped));
+    add();
+  }
+}
+
 run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, const cuda::options& opt, int warmups,
-                    int repeats) {
+                    int repeats, bool profile) {
   progress_bar bar;
   cuda::run_request req;
   req.prob = &p;
@@ -366,6 +472,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
   req.opt = opt;
   req.warmups = warmups;
   req.repeats = repeats;
+  req.profile = profile;
   req.progress = [&bar](const char* phase, std::size_t done, std::size_t total) { bar.update(phase, done, total); };
   cuda::run_result r = cuda::run(req);
   bar.clear();
@@ -494,6 +601,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
       static_cast<unsigned long long>(s.syncs.stream_syncs), static_cast<unsigned long long>(s.syncs.device_syncs),
       static_cast<unsigned long long>(s.syncs.event_syncs), static_cast<unsigned long long>(r.syncs_inside_calls));
   add();
+  if (r.profile) add_profile(out, *r.profile);
   return out;
 }
 #endif
@@ -563,9 +671,20 @@ int run_contract(std::span<char* const> argv) {
   (void)a.int_or("retire-capacity", 1, 1, 1 << 20);
   (void)a.bytes_or("workspace-cap", 0);
 #endif
+  // --profile records GPU kernels: it needs the GPU and CUPTI, both checked before any work.
+  const bool profile = a.has("profile");
+  if (profile && asked_device == "cpu") throw not_supported("--profile records GPU kernels; the CPU engine has none");
+#ifdef TNRT_HAVE_CUDA
+  if (profile) {
+    if (auto why = cuda::profiler_unavailable_reason(); !why.empty()) throw device_error(why);
+  }
+#else
+  if (profile) throw device_error("--profile needs the CUDA backend; this tnrt was built without it");
+#endif
   std::string fallback_note;
   const std::string device_name = choose_device(asked_device, fallback_note);
   const bool on_gpu = device_name == "cuda";
+  if (profile && !on_gpu) throw device_error("--profile needs the GPU: " + fallback_note);
   if (!on_gpu && asked_device == "cpu" && mode == "compiled") {
     throw not_supported("--mode compiled runs on the GPU only; the CPU engine contracts eagerly");
   }
@@ -581,7 +700,7 @@ int run_contract(std::span<char* const> argv) {
   run_outcome run;
 #ifdef TNRT_HAVE_CUDA
   if (on_gpu) {
-    run = run_gpu(p, inputs, gpu_opt, warmups, repeats);
+    run = run_gpu(p, inputs, gpu_opt, warmups, repeats, profile);
   } else {
     run = run_cpu(p, inputs, warmups, repeats);
   }
@@ -626,8 +745,9 @@ int run_contract(std::span<char* const> argv) {
       std::printf("result: tensor of shape %s, norm %s%s\n", shape_text(run.result.shape()).c_str(), norm_text,
                   a.has("out") ? "" : " (use --out FILE.npy to save it)");
     }
-    std::printf("time: median %.3f ms, min %.3f ms, max %.3f ms over %zu runs (%d warm-ups) on %s, %s\n", t.median,
-                t.min, t.max, t.times_ms.size(), warmups, run.device.c_str(), run.mode.c_str());
+    std::printf("time: median %.3f ms, min %.3f ms, max %.3f ms over %zu runs (%d warm-ups) on %s, %s%s\n", t.median,
+                t.min, t.max, t.times_ms.size(), warmups, run.device.c_str(), run.mode.c_str(),
+                profile ? " (profiled: CUPTI overhead included, not a speed figure)" : "");
     std::printf("floor: %.3f ms (%s read+written at %g GB/s)\n", floor_ms, format_bytes(rw_bytes).c_str(),
                 bandwidth_gbps);
     if (!fallback_note.empty()) std::printf("device: cpu engine (%s)\n", fallback_note.c_str());
@@ -663,6 +783,7 @@ int run_contract(std::span<char* const> argv) {
     }
     j["warmups"] = warmups;
     j["repeats"] = repeats;
+    j["profiled"] = profile;  // times taken under CUPTI: not speed figures
     j["times_ms"] = t.times_ms;
     j["median_ms"] = t.median;
     j["min_ms"] = t.min;

@@ -52,6 +52,8 @@ void print_version() {
 #ifdef TNRT_HAVE_CUDA
   const std::string reason = tnrt::cuda::unavailable_reason();
   std::printf("backends: cpu, cuda (%s)\n", reason.empty() ? "usable here" : ("not usable here: " + reason).c_str());
+  const std::string cupti = tnrt::cuda::profiler_unavailable_reason();
+  std::printf("profiler (--profile): %s\n", (cupti.empty() ? tnrt::cuda::profiler_library() : "not usable here: " + cupti).c_str());
 #else
   std::printf("backends: cpu (built without the CUDA backend)\n");
 #endif
