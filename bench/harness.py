@@ -2,12 +2,18 @@
 GPU in the same sitting), measures the copy bandwidth for the floor, repeats the whole suite --reps
 times, and writes results.json, results.csv, README.md and plots to one folder.
 
-    python3 bench/harness.py bench/suites/reference.json [--out DIR] [--tnrt PATH] [--reps 3]
+    python3 bench/harness.py bench/suites/reference.json [--out DIR] [--tnrt PATH] [--reps 3] [--profile]
 
 DIR defaults to bench/results/<UTC date>-<gpu>/ (a suffix -2, -3, ... if it exists). Every job's
 JSON, stdout and stderr are kept under DIR/raw/. A job that fails or times out is recorded with its
 stderr tail and the suite goes on; results are rewritten after every job, so a run cut short still
 leaves everything it measured. Python 3.11+ standard library only (plots need matplotlib).
+
+Profiling: a variant with "profile": true (or every variant, with the suite's "profile": true or
+--profile; a variant's own "profile": false wins) runs `tnrt contract ... --profile`, which records
+every kernel and synchronization of its timed runs through CUPTI into counters.profile. Its rows are
+marked "profiled" (the times carry CUPTI's overhead: not speed figures), README.md gets a profile
+table, and report.py draws the histogram of the gaps between kernels.
 """
 from __future__ import annotations
 
@@ -168,6 +174,7 @@ def load_suite(path: str) -> dict:
     suite.setdefault("runs", 10)
     suite.setdefault("timeout_s", 600)
     suite.setdefault("device", "cuda")
+    suite.setdefault("profile", False)
     tn = dict(DEFAULT_TNRT)
     tn.update(suite.get("tnrt", {}))
     suite["tnrt"] = tn
@@ -198,6 +205,11 @@ def load_suite(path: str) -> dict:
                 if not any(fnmatch.fnmatch(n, pn) for n in names):
                     raise ValueError(f"{path}: {v['name']!r} names no problem matching {pn!r}")
     return suite
+
+
+def profiled(suite: dict, variant: dict) -> bool:
+    """Whether a tnrt variant runs with --profile: its own "profile" key, else the suite's."""
+    return bool(variant.get("profile", suite.get("profile", False)))
 
 
 def applies(entry: dict, problem: dict) -> bool:
@@ -417,6 +429,29 @@ def counter_summary(report: dict) -> dict:
         "retire_event_syncs": g("counters.retirement.event_syncs"),
         "peak_device_bytes": g("peak_device_bytes", "counters.peak_device_bytes", "counters.peak_device_bytes_sampled"),
         "compile_ms": g("compile_ms"),
+        **profile_summary(report),
+    }
+
+
+def profile_summary(report: dict) -> dict:
+    """Per-call figures of counters.profile (tnrt --profile), None where the report has none."""
+    p = get_path(report, "counters.profile") or {}
+    per = p.get("per_call") or {}
+    inside = per.get("syncs_inside_calls") or {}
+    runtime = [inside.get(k) for k in ("cudaStreamSynchronize", "cudaEventSynchronize", "cudaDeviceSynchronize")]
+    driver = [inside.get(k) for k in ("cuStreamSynchronize", "cuEventSynchronize", "cuCtxSynchronize")]
+    total = lambda xs: sum(xs) if xs and all(isinstance(x, (int, float)) for x in xs) else None  # noqa: E731
+    return {
+        "profiled": bool(report.get("profiled")),
+        "kernels_per_call": per.get("kernels"),
+        "busy_ms_per_call": per.get("busy_ms"),
+        "span_ms_per_call": per.get("span_ms"),
+        "busy_fraction": p.get("busy_fraction"),
+        "gap_median_us": p.get("gap_median_us"),
+        "gap_p90_us": p.get("gap_p90_us"),
+        "gap_max_us": p.get("gap_max_us"),
+        "profiled_syncs_per_call_runtime": total(runtime),
+        "profiled_syncs_per_call_driver": total(driver),
     }
 
 
@@ -452,6 +487,7 @@ def aggregate(records: list[dict], problems: list[dict], bandwidth: dict | None,
             row["errors"] = [r.get("error") or r.get("note") for r in recs if r.get("error") or r.get("note")][:3]
             last = ok[-1] if ok else recs[-1]
             row.update(counter_summary(last.get("report") or {}))
+            row["profiled"] = row["profiled"] or any(r.get("profiled") for r in recs)
             if name == "torch" and row["median_ms"]:
                 torch_med = row["median_ms"]
             rows.append(row)
@@ -485,7 +521,10 @@ def write_csv(path: str, rows: list[dict]) -> None:
             "floor_ms", "x_floor", "speedup_vs_torch", "rep_spread", "reps_agree", "verified", "abs_err",
             "syncs_per_call", "plan_hits", "plan_misses", "plan_evictions", "retire_deferred",
             "retire_immediate", "retire_barrier_fallbacks", "retire_capacity_waits", "retire_leaked",
-            "retire_stream_syncs", "retire_event_syncs", "peak_device_bytes", "compile_ms", "statuses"]
+            "retire_stream_syncs", "retire_event_syncs", "peak_device_bytes", "compile_ms", "profiled",
+            "kernels_per_call", "busy_ms_per_call", "span_ms_per_call", "busy_fraction", "gap_median_us",
+            "gap_p90_us", "gap_max_us", "profiled_syncs_per_call_runtime", "profiled_syncs_per_call_driver",
+            "statuses"]
     with open(path + ".tmp", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
         w.writeheader()
@@ -532,11 +571,29 @@ def write_readme(path: str, doc: dict, rows: list[dict]) -> None:
             agree = "—" if r["reps_agree"] is None else ("yes" if r["reps_agree"] else "NO") + f" ({r['rep_spread'] * 100:.1f}%)"
             retire = "/".join(fmt(r.get(k)) for k in ("retire_deferred", "retire_immediate",
                                                      "retire_barrier_fallbacks", "retire_leaked"))
-            lines.append(f"| {r['variant']} | {fmt(r['median_ms'])} | {fmt(r['min_ms'])} | {fmt(r['max_ms'])} | "
+            name = r["variant"] + (" (profiled)" if r.get("profiled") else "")
+            lines.append(f"| {name} | {fmt(r['median_ms'])} | {fmt(r['min_ms'])} | {fmt(r['max_ms'])} | "
                          f"{fmt(r['floor_ms'])} | {fmt(r['x_floor'])} | {fmt(r.get('speedup_vs_torch'))} | "
                          f"{verdict(r)} | {fmt(r['syncs_per_call'])} | {fmt(r['plan_misses'])}/{fmt(r['plan_evictions'])} | "
                          f"{retire} | {agree} |")
         lines.append("")
+        prof = [r for r in prow if r.get("profiled")]
+        if prof:
+            lines.append("Profiled with CUPTI (`tnrt contract --profile`; the times above of these variants include "
+                         "its overhead, so they are not speed figures). Per call: kernels, GPU busy time (union of "
+                         "kernel intervals), span (first kernel start to last end), gaps between consecutive kernels "
+                         "within a call, host synchronizations inside the calls (runtime domain; driver domain).")
+            lines.append("")
+            lines.append("| variant | kernels | busy ms | span ms | busy % | gap median µs | gap p90 µs | gap max µs | "
+                         "syncs inside calls |")
+            lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+            for r in prof:
+                bf = r.get("busy_fraction")
+                lines.append(f"| {r['variant']} | {fmt(r.get('kernels_per_call'))} | {fmt(r.get('busy_ms_per_call'))} | "
+                             f"{fmt(r.get('span_ms_per_call'))} | {fmt(bf * 100 if bf is not None else None)} | "
+                             f"{fmt(r.get('gap_median_us'))} | {fmt(r.get('gap_p90_us'))} | {fmt(r.get('gap_max_us'))} | "
+                             f"{fmt(r.get('profiled_syncs_per_call_runtime'))}; {fmt(r.get('profiled_syncs_per_call_driver'))} |")
+            lines.append("")
         errs = []
         for r in prow:
             for e in r["errors"]:
@@ -705,6 +762,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmups", type=int, help="override the suite's warm-ups")
     ap.add_argument("--runs", type=int, help="override the suite's timed runs")
     ap.add_argument("--python", default=sys.executable, help="interpreter for peers (this one)")
+    ap.add_argument("--profile", action="store_true", help="run every tnrt variant with --profile (CUPTI kernel "
+                    "timeline and synchronization counts; the times are then profiled, not speed figures)")
     ap.add_argument("--dry-run", action="store_true", help="print the jobs' command lines and exit")
     args = ap.parse_args(argv)
 
@@ -724,6 +783,8 @@ def main(argv: list[str] | None = None) -> int:
         suite["warmups"] = args.warmups
     if args.runs is not None:
         suite["runs"] = args.runs
+    if args.profile:
+        suite["profile"] = True
     device = args.device or suite["device"]
     timeout = args.timeout or float(suite["timeout_s"])
     tnrt = find_tnrt(args.tnrt)
@@ -781,7 +842,8 @@ def main(argv: list[str] | None = None) -> int:
                           problem_args=problem_args,
                           device=device, dtype=p["dtype"], mode=v.get("mode", "eager"),
                           warmups=str(suite["warmups"]), runs=str(suite["runs"]), json=jpath,
-                          fill_args=fill_args, options=[str(x) for x in v.get("options", [])],
+                          fill_args=fill_args,
+                          options=[str(x) for x in v.get("options", [])] + (["--profile"] if profiled(suite, v) else []),
                           problem=p["name"])
             template = p.get("tnrt_command") or suite["tnrt"]["command"]
             return expand(template, values)
@@ -853,7 +915,8 @@ def main(argv: list[str] | None = None) -> int:
     for kind, rep, p, v in jobs:
         name = f"r{rep} {p['name']} / {v['name']}"
         base = {"kind": kind, "rep": rep, "problem": p["name"], "dtype": p["dtype"], "variant": v["name"],
-                "mode": v.get("mode") if kind == "tnrt" else None, "timeout_s": timeout}
+                "mode": v.get("mode") if kind == "tnrt" else None, "timeout_s": timeout,
+                "profiled": kind == "tnrt" and profiled(suite, v)}
         if runner.stopping or (args.budget and time.monotonic() - t_start > args.budget):
             rec = dict(base, status="skipped", error="stopped by signal" if runner.stopping else
                        f"budget of {args.budget:.0f} s spent")

@@ -1,6 +1,8 @@
 """Plots for a harness run: one PNG bar chart per problem (median time of every tnrt variant and peer,
 min..max as an error bar, the floor as a horizontal line) and, where the reports carry
-counters.profile.gaps_us, a histogram of the gaps between kernels per variant.
+counters.profile.gaps_us (tnrt contract --profile; the harness's "profile" suite/variant key or its
+--profile flag), a histogram of the gaps between kernels per variant. Profiled variants' bars are
+hatched and labelled "(profiled)": their times carry CUPTI's overhead.
 
     python3 bench/report.py bench/results/<run>/results.json      (re-draws the plots beside it)
 
@@ -44,13 +46,16 @@ def make_plots(doc: dict, out_dir: str) -> tuple[list[str], str]:
         prow = [r for r in rows if r.get("problem") == p["name"] and r.get("median_ms") is not None]
         if not prow:
             continue
-        names = [r["variant"] for r in prow]
+        names = [r["variant"] + (" (profiled)" if r.get("profiled") else "") for r in prow]
         med = [r["median_ms"] for r in prow]
         lo = [max(0.0, r["median_ms"] - (r.get("min_ms") or r["median_ms"])) for r in prow]
         hi = [max(0.0, (r.get("max_ms") or r["median_ms"]) - r["median_ms"]) for r in prow]
         colors = ["tab:blue" if r.get("kind") == "tnrt" else "tab:orange" for r in prow]
         fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * len(names) + 2), 4.5))
-        ax.bar(range(len(names)), med, yerr=[lo, hi], color=colors, capsize=3)
+        bars = ax.bar(range(len(names)), med, yerr=[lo, hi], color=colors, capsize=3)
+        for bar, r in zip(bars, prow):
+            if r.get("profiled"):
+                bar.set_hatch("//")
         for i, r in enumerate(prow):
             label = f"{med[i]:.3g}" + (f"\n×{r['x_floor']:.1f}" if r.get("x_floor") else "")
             if r.get("verified") is False:
