@@ -3,6 +3,9 @@
 # (the tnrt tool, the GPU tests, the micro-benchmarks) into .gpu-bin/bin.tar.xz, so that a device
 # `run` call can carry it (carry [".gpu-bin"]). The binaries link OpenBLAS and cudart statically and
 # open cuTENSOR at run time, so they need nothing else there but the driver and libcutensor.so.2.
+# CUPTI (`tnrt contract --profile`, test_cuda_profiler) is opened at run time too, and a GPU host may
+# lack it: the bundle carries this machine's libcupti.so.13 (NVIDIA's file: never committed), and
+# session.sh points TNRT_CUPTI_DIR at it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${TNRT_BUILD_DIR:-build}
@@ -11,6 +14,8 @@ rm -rf .gpu-bin/stage/* .gpu-bin/bin.tar.xz
 cp "$build/tnrt" .gpu-bin/stage/
 for f in "$build"/tests/test_cuda_* "$build"/bench/micro/tnrt_* "$build"/bench/soak/tnrt_* ; do [[ -x $f ]] && cp "$f" .gpu-bin/stage/; done
 strip .gpu-bin/stage/* 2>/dev/null || true
+cupti=${TNRT_CUPTI_LIB:-${CUDA_HOME:-/usr/local/cuda}/lib64/libcupti.so.13}
+if [[ -f $cupti ]]; then cp -L "$cupti" .gpu-bin/stage/libcupti.so.13; else echo "pack-bin: no $cupti: the bundle has no CUPTI (--profile needs one on the host)" >&2; fi
 tar -C .gpu-bin/stage -cf - . | xz -T2 -9 > .gpu-bin/bin.tar.xz
 rm -rf .gpu-bin/stage
 ls -la .gpu-bin/bin.tar.xz

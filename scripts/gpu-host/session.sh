@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # On the GPU host, from the repo root: unpack cuTENSOR (all parts must have arrived) and the
 # binaries, then run the named steps, logging under $OUT (or /tmp/out).
-#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env tests ref bench peers sanitize
+#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env tests ref bench peers sanitize cupti
 set -uo pipefail
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 bash .gpu-host/unpack.sh | tail -1
 export LD_LIBRARY_PATH=/opt/tnrt-deps/lib:${LD_LIBRARY_PATH:-}
 bin=/tmp/tnrt-bin
 if [[ -f .gpu-bin/bin.tar.xz ]]; then mkdir -p $bin && tar -xJf .gpu-bin/bin.tar.xz -C $bin; fi
+export TNRT_CUPTI_DIR=$bin  # pack-bin.sh bundles libcupti.so.13 there (--profile, test_cuda_profiler)
 export TNRT_SOURCE_DIR=$PWD PYTHONUNBUFFERED=1
 ref=data/tensornetwork_permutation_optimized.json
 for s in "$@"; do
@@ -71,6 +72,14 @@ for s in "$@"; do
            for dt in f64 c64; do echo "--- verify $dt"; timeout 300 $bin/tnrt contract $ref --device cuda --mode compiled --dtype $dt --random 3 --verify 2>&1 | grep -E "^time|^result|verif"; done
            for dt in f32 f64; do TNRT_STEP_PROFILE=$out/steps-tiled-$dt.csv timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled --dtype $dt --warmup 1 --repeat 2 >/dev/null 2>&1; done ;;
     eager3) for i in 1 2 3; do timeout 60 $bin/tnrt contract $ref --device cuda --mode eager 2>&1 | grep -E "^time"; done ;;
+    cupti) $bin/tnrt --version | grep profiler
+           echo "--- test_cuda_profiler"; timeout 300 $bin/test_cuda_profiler 2>&1 | grep -E "^\[profiler\]|OK|FAILED|SKIPPED|Failure|Expected|Which is|actual" | head -60
+           echo "--- tests/cli/profile.sh"; timeout 300 bash tests/cli/profile.sh $bin/tnrt . 2>&1 | tail -25
+           for m in eager compiled; do for v in "" "--no-fuse"; do
+             echo "--- $m $v --profile"; timeout 120 $bin/tnrt contract $ref --device cuda --mode $m $v --profile --json $out/profile-$m${v:+-nofuse}.json 2>&1 | grep -E "^time|^profile|^  "
+           done; done
+           python3 bench/harness.py bench/suites/smoke.json --tnrt $bin/tnrt --profile --skip-peers --reps 1 --out /tmp/smoke-profile 2>&1 | tail -6
+           ls /tmp/smoke-profile; tar -czf $out/smoke-profile.tgz -C /tmp smoke-profile ;;
     bw) timeout 120 python3 bench/bandwidth.py 2>&1 | tail -3 ;;
     micro) timeout 120 $bin/tnrt_retire_bench 2>&1 | tail -20 ;;
     *) echo "unknown step $s" ;;
