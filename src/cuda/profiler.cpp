@@ -93,6 +93,15 @@ std::vector<std::string> cupti_candidates() {
   return c;
 }
 
+// Activity buffers are handed over through process-wide callbacks (defined below with the session
+// they fill), registered when CUPTI is opened: before the CLI's first CUDA call, as older CUPTI
+// asked of the Activity API; a session registers them itself if that failed.
+void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records);
+void CUPTIAPI buffer_completed(CUcontext ctx, std::uint32_t stream, std::uint8_t* buffer, std::size_t size,
+                               std::size_t valid);
+std::mutex active_mutex;  // guards buffer_callbacks_registered and active_session
+bool buffer_callbacks_registered = false;
+
 loaded open_cupti() {
   loaded out;
   void* lib = nullptr;
@@ -128,6 +137,7 @@ loaded open_cupti() {
     return out;
   }
   out.library.version = v;
+  buffer_callbacks_registered = out.api.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) == CUPTI_SUCCESS;
   return out;
 }
 
@@ -230,9 +240,7 @@ struct session {
   }
 };
 
-std::mutex active_mutex;
 session* active_session = nullptr;
-bool buffer_callbacks_registered = false;
 
 constexpr std::size_t buffer_bytes = std::size_t{8} << 20;  // ~40k kernel records a buffer
 
