@@ -15,7 +15,7 @@ expect_error 10 "${expr[@]}" --device cpu --profile
 export TNRT_CUPTI_PATH=$tmp/no-such-dir/libcupti.so.13
 expect_error 9 contract "$tmp/no-such-input.json" --device cuda --profile --json "$tmp/never.json" --out "$tmp/never.npy"
 if "$tnrt" --version 2>/dev/null | grep -q "built without the CUDA backend"; then
-  check "the error says the CUDA backend is missing" grep -q "without the CUDA backend" "$tmp/err"
+  check "the error says the CUDA backend is missing" grep -q "needs the CUDA backend" "$tmp/err"
 else
   check "the CUPTI error names the file tried ($(head -c 200 "$tmp/err"))" grep -q "no-such-dir/libcupti.so.13" "$tmp/err"
   check "the CUPTI error says how to point at CUPTI" grep -q "TNRT_CUPTI_DIR" "$tmp/err"
