@@ -43,7 +43,7 @@ constexpr option_spec contract_specs[] = {
     {"workspace-cap", true}, {"no-graph", false}, {"jit", false},
     {"autotune", false},     {"json", true},      {"quiet", false},
     {"bandwidth", true},     {"layout", true},    {"no-fuse", false},
-    {"skinny", true},
+    {"skinny", true},        {"tiled", true},
     {"algo", true},        {"fuse-max", true},    {"profile", false},
 };
 
@@ -77,7 +77,9 @@ GPU knobs:
   --workspace-cap BYTES (K/M/G)  --no-graph  --jit  --autotune
   --layout column|follow|row intermediates' layout (default column: the tree's label order, first contiguous)
   --no-fuse                  run every step through cuTENSOR (default: small subtrees in one fused launch)
-  --skinny off|auto|on       skinny steps via tnrt's streaming kernel (default off; auto: compiled mode
+  --tiled on|auto|off        large x small steps via tnrt's tiled streaming kernel (default on; auto:
+                             compiled mode times it against cuTENSOR per step and keeps the faster)
+  --skinny off|auto|on       skinny steps via tnrt's first streaming kernel (default off; auto: compiled mode
                              times both per step at compile time and keeps the faster)
   --algo default|patient|gett|tgett|ttgt   cuTENSOR's algorithm choice
   --fuse-max N               largest operand/result (elements) of an absorbed small step (default 1024)
@@ -354,6 +356,10 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.skinny_kernel = sk == "on"    ? cuda::options::choice::always
                     : sk == "off" ? cuda::options::choice::never
                                   : cuda::options::choice::automatic;
+  const std::string ti = a.choice_or("tiled", "on", {"auto", "on", "off"});
+  o.tiled_kernel = ti == "on"    ? cuda::options::choice::always
+                   : ti == "off" ? cuda::options::choice::never
+                                 : cuda::options::choice::automatic;
   o.fuse_max_elements = a.int_or("fuse-max", o.fuse_max_elements, 1, 1 << 20);
   o.jit = a.has("jit");
   const std::string algo = a.choice_or("algo", "default", {"default", "patient", "gett", "tgett", "ttgt"});
@@ -502,6 +508,9 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"skinny_kernel", opt.skinny_kernel == cuda::options::choice::always  ? "on"
                                     : opt.skinny_kernel == cuda::options::choice::never ? "off"
                                                                                         : "auto"},
+                  {"tiled_kernel", opt.tiled_kernel == cuda::options::choice::always  ? "on"
+                                   : opt.tiled_kernel == cuda::options::choice::never ? "off"
+                                                                                      : "auto"},
                   {"fuse_max_elements", opt.fuse_max_elements},
                   {"jit", opt.jit},
                   {"algo", opt.algo},

@@ -71,6 +71,9 @@ for s in "$@"; do
            for m in compiled eager; do echo "--- verify $m"; timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --random 7 --verify 2>&1 | grep -E "^time|^result|verif"; done
            for dt in f64 c64; do echo "--- verify $dt"; timeout 300 $bin/tnrt contract $ref --device cuda --mode compiled --dtype $dt --random 3 --verify 2>&1 | grep -E "^time|^result|verif"; done
            for dt in f32 f64; do TNRT_STEP_PROFILE=$out/steps-tiled-$dt.csv timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled --dtype $dt --warmup 1 --repeat 2 >/dev/null 2>&1; done ;;
+    ncu-tiled) ncu --kernel-name regex:tiled_kernel --launch-skip 8 --launch-count 7 --set full --import-source no \
+                 $bin/tnrt contract $ref --device cuda --mode eager --warmup 0 --repeat 1 > $out/ncu-tiled.txt 2>&1
+               grep -E "tiled_kernel<|DRAM Throughput|Duration|Compute \(SM\) Throughput|Issue Slots Busy|Warp Cycles Per Issued|Achieved Occupancy|Executed Ipc A|No Eligible" $out/ncu-tiled.txt | head -80 ;;
     eager3) for i in 1 2 3; do timeout 60 $bin/tnrt contract $ref --device cuda --mode eager 2>&1 | grep -E "^time"; done ;;
     cupti) $bin/tnrt --version | grep profiler
            echo "--- test_cuda_profiler"; timeout 300 $bin/test_cuda_profiler 2>&1 | grep -E "^\[profiler\]|OK|FAILED|SKIPPED|Failure|Expected|Which is|actual" | head -60

@@ -50,7 +50,9 @@ constexpr i64 int32_max = std::numeric_limits<std::int32_t>::max();
 }  // namespace
 
 std::size_t tiled_record::shared_bytes(std::size_t element_bytes) const noexcept {
-  const std::size_t values = (static_cast<std::size_t>(tile_big) + static_cast<std::size_t>(small_span)) * element_bytes;
+  const std::size_t values =
+      (static_cast<std::size_t>(tiled_stages) * static_cast<std::size_t>(group) * static_cast<std::size_t>(tile_big) + static_cast<std::size_t>(small_span)) *
+      element_bytes;
   return (values + 15U) / 16U * 16U;
 }
 
@@ -100,7 +102,8 @@ bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void
     if (m.r == role::contracted) k_count *= m.extent;
   }
   const i64 cap_big = tiled_max_tile_big(element_bytes);
-  if (k_count > tiled_max_k) return false;
+  if (k_count > tiled_max_k_for(element_bytes)) return false;
+  const i64 max_tile_d = std::min<i64>(limits.max_tile_d, i64{tiled_threads} * tiled_outputs(element_bytes, tiled_k_max(k_count)));
 
   // The tile's free modes: index into `modes` -> extent taken (a divisor when the mode is split).
   std::map<std::size_t, i64> tile;
@@ -108,14 +111,15 @@ bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void
   // Whether a tile with `free` elements of free modes fits the limits (slab, D's tile, shared memory).
   auto fits = [&](i64 free) {
     const i64 tb = inner_big * free, td = inner_d * free;
-    const i64 values = ((tb + small_span) * eb + 15) / 16 * 16;
-    return tb <= cap_big && td <= std::min<i64>(limits.max_tile_d, tiled_threads * tiled_outputs_per_thread) &&
-           values <= limits.max_shared_bytes;
+    const i64 values = ((tiled_stages * tb + small_span) * eb + 15) / 16 * 16;
+    return tb <= cap_big && td <= max_tile_d && values <= limits.max_shared_bytes;
   };
   if (!fits(1)) return false;
   auto add_free = [&](std::size_t i) -> i64 {
     const i64 e = modes[i].extent;
-    i64 t = e;
+    // The most the caps leave room for, then the largest divisor of e within it.
+    const i64 room_smem = (limits.max_shared_bytes / eb - small_span) / (i64{tiled_stages} * inner_big * tile_free);
+    i64 t = std::min({e, cap_big / (inner_big * tile_free), max_tile_d / (inner_d * tile_free), room_smem});
     while (t >= 2 && (e % t != 0 || !fits(tile_free * t))) --t;
     if (t < 2) t = 0;
     if (t != 0) {
@@ -235,9 +239,7 @@ bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void
   if (static_cast<int>(slab.size()) > tiled_max_modes || static_cast<int>(dt.size()) > tiled_max_modes ||
       static_cast<int>(ks.size()) > tiled_max_modes || static_cast<int>(merged.size()) > tiled_max_outer)
     return false;
-  if (big_reach > int32_max || d_reach > int32_max || tile_big > cap_big || tile_d > limits.max_tile_d ||
-      tile_d > tiled_threads * tiled_outputs_per_thread)
-    return false;
+  if (big_reach > int32_max || d_reach > int32_max || tile_big > cap_big || tile_d > max_tile_d) return false;
 
   tiled_record r;
   r.big = a_small ? b : a;
@@ -276,7 +278,30 @@ bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void
     count *= merged[j].extent;
   }
   r.tile_count = count;
+  if (count > int32_max) return false;  // the kernel numbers tiles in 32 bits
+  // Vector copies: the slab's leading modes a dense run of exactly `v` elements (then slot j and
+  // offset agree within each group of v), every other stride and the base a multiple of v.
+  const i64 v = 16 / eb;
+  if (v > 1 && 16 % eb == 0) {
+    i64 run = 1;
+    std::size_t lead = 0;
+    while (lead < slab.size() && run < v && slab[lead].stride == run) run *= slab[lead++].extent;
+    bool ok = run == v;
+    for (std::size_t j = lead; ok && j < slab.size(); ++j) ok = slab[j].stride % v == 0;
+    for (const mode_desc& m : merged) ok = ok && m.big % v == 0;
+    const void* base = a_small ? b : a;
+    ok = ok && reinterpret_cast<std::uintptr_t>(base) % 16 == 0;
+    if (ok) r.vec = static_cast<std::int32_t>(v);
+  }
   if (r.shared_bytes(element_bytes) > static_cast<std::size_t>(limits.max_shared_bytes)) return false;
+  // Group small tiles into stages of about stage_bytes (within the shared-memory cap).
+  while (r.group * 2 <= r.tile_count && r.group * 2 <= tiled_max_group && i64{r.group} * 2 * tile_big * eb <= limits.stage_bytes) {
+    r.group *= 2;
+    if (r.shared_bytes(element_bytes) > static_cast<std::size_t>(limits.max_shared_bytes)) {
+      r.group /= 2;
+      break;
+    }
+  }
   out = r;
   return true;
 }

@@ -29,14 +29,38 @@ namespace tnrt {
 inline constexpr int tiled_threads = 256;   // threads per block
 inline constexpr int tiled_max_modes = 24;  // per list (tile of Big, tile of D, contracted)
 inline constexpr int tiled_max_outer = 32;  // outer groups after merging (one per lane of a warp)
-inline constexpr int tiled_reg_bytes = 64;  // bytes of Big each thread holds for the next tile
+inline constexpr int tiled_reg_bytes = 64;  // bytes of Big each thread copies per tile
 inline constexpr int tiled_outputs_per_thread = 16;  // results of one tile per thread (at most)
 inline constexpr int tiled_max_k = 64;               // contracted combinations (a table in the record)
+inline constexpr int tiled_stages = 3;               // slabs in shared memory: 2 tiles copied ahead
+inline constexpr int tiled_max_group = 16;           // tiles per pipeline stage (at most)
 
-/// Most elements of Big one tile may hold for an element size (every thread prefetches at most
-/// tiled_reg_bytes of the next tile into registers).
+/// Most elements of Big one tile may hold for an element size (every thread copies at most
+/// tiled_reg_bytes of each tile).
 constexpr std::int64_t tiled_max_tile_big(std::size_t element_bytes) {
   return tiled_threads * (tiled_reg_bytes / static_cast<std::int64_t>(element_bytes));
+}
+
+/// The kernel's contracted-loop length for `k_count` combinations: the next power of two (it is a
+/// template parameter; the extra iterations are skipped).
+constexpr int tiled_k_max(std::int64_t k_count) {
+  int k = 1;
+  while (k < k_count) k *= 2;
+  return k;
+}
+
+/// Most contracted combinations for an element size: each thread keeps its results' Small
+/// coefficients in registers (at most 256 bytes per result).
+constexpr std::int64_t tiled_max_k_for(std::size_t element_bytes) {
+  const auto k = static_cast<std::int64_t>(256 / element_bytes);
+  return k < tiled_max_k ? k : tiled_max_k;
+}
+
+/// Results per thread per tile: each thread holds k_max coefficients for each of its results in
+/// registers, 128 bytes of them in all (at least one result, at most tiled_outputs_per_thread).
+constexpr int tiled_outputs(std::size_t element_bytes, int k_max) {
+  const auto n = static_cast<int>(128 / (static_cast<std::size_t>(k_max) * element_bytes));
+  return n < 1 ? 1 : (n > tiled_outputs_per_thread ? tiled_outputs_per_thread : n);
 }
 
 struct tiled_limits {
@@ -46,6 +70,7 @@ struct tiled_limits {
   std::int64_t min_tile_d = 4096;            // grow the tile until it has this many results
   std::int64_t max_tile_d = tiled_threads * tiled_outputs_per_thread;
   std::int64_t max_shared_bytes = 96 * 1024;  // the kernel's dynamic shared memory
+  std::int64_t stage_bytes = 16 * 1024;       // Big copied per pipeline stage (tiles are grouped)
 };
 
 struct tiled_record {
@@ -57,6 +82,12 @@ struct tiled_record {
   std::int32_t tile_d = 1;      // elements of D per tile
   std::int32_t k_count = 1;     // contracted combinations
   std::int32_t small_span = 1;  // elements of Small staged (max offset + 1)
+  /// Elements of Big per asynchronous copy (16 bytes' worth when the slab's leading modes are a
+  /// dense run of that many elements and every other offset keeps that alignment; else 1).
+  std::int32_t vec = 1;
+  /// Tiles per pipeline stage: a block copies `group` consecutive tiles' slabs at once, so that a
+  /// stage holds about tiled_limits::stage_bytes however small one tile is.
+  std::int32_t group = 1;
   std::int32_t n_big = 0, n_d = 0, n_k = 0, n_outer = 0;
   // The staged slab, first mode fastest (Big's memory order): extent and stride in Big. Slot of an
   // element in shared memory = its mixed-radix index in this order.

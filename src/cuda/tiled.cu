@@ -1,10 +1,13 @@
 #include <algorithm>
 #include <mutex>
 
+#include <cuda_pipeline.h>
+
 #include "core/tiled_index.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_complex.cuh"
 #include "cuda/tiled.hpp"
+#include "tnrt/errors.hpp"
 
 namespace tnrt::cuda {
 namespace {
@@ -12,41 +15,9 @@ namespace {
 constexpr int threads = tiled_threads;
 constexpr int max_dynamic_shared = 96 * 1024;  // tiled_limits::max_shared_bytes
 
-// The outer groups, copied to shared memory so each lane can read its own group.
-struct outer_table {
-  long long extent[tiled_max_outer], div[tiled_max_outer], big[tiled_max_outer], d[tiled_max_outer];
-};
+constexpr int ring = tiled_stages + 1;  // groups whose tile bases are known: computing, in flight, next
 
-// Base offsets of tile t in Big and D: lane i of each warp takes outer group i, a warp-wide sum
-// gives the bases to every lane (no block barrier needed).
-template <class I>
-__device__ __forceinline__ void tile_bases(const outer_table& o, int n_outer, I t, long long& ob, long long& od) {
-  const int lane = static_cast<int>(threadIdx.x & 31U);
-  long long b = 0, d = 0;
-  if (lane < n_outer) {
-    const I x = (t / static_cast<I>(o.div[lane])) % static_cast<I>(o.extent[lane]);
-    b = static_cast<long long>(x) * o.big[lane];
-    d = static_cast<long long>(x) * o.d[lane];
-  }
-#pragma unroll
-  for (int s = 16; s > 0; s >>= 1) {
-    b += __shfl_xor_sync(0xFFFFFFFFU, b, s);
-    d += __shfl_xor_sync(0xFFFFFFFFU, d, s);
-  }
-  ob = b;
-  od = d;
-}
-
-// Streaming loads and stores (evict-first): Big is read once and D written once.
-__device__ __forceinline__ float load_stream(const float* p) { return __ldcs(p); }
-__device__ __forceinline__ double load_stream(const double* p) { return __ldcs(p); }
-template <class R>
-__device__ __forceinline__ device_complex<R> load_stream(const device_complex<R>* p) {
-  device_complex<R> v;
-  v.re = __ldcs(&p->re);
-  v.im = __ldcs(&p->im);
-  return v;
-}
+// Streaming stores (evict-first): D is written once.
 __device__ __forceinline__ void store_stream(float* p, float v) { __stcs(p, v); }
 __device__ __forceinline__ void store_stream(double* p, double v) { __stcs(p, v); }
 template <class R>
@@ -55,86 +26,141 @@ __device__ __forceinline__ void store_stream(device_complex<R>* p, const device_
   __stcs(&p->im, v.im);
 }
 
-// One block walks tiles in a grid-stride loop. Per tile: the slab of Big (every batch and
-// contracted mode, times the tile's free modes) is staged in shared memory, loaded in Big's memory
-// order (coalesced); while the block computes D's tile from it, each thread already holds its part
-// of the next tile's slab in registers. D's tile is written in D's memory order (coalesced).
-// A thread's slab slots and results are the same in every tile, so their offsets live in registers;
-// the contracted combinations come from the record (uniform). Same arithmetic and indexing as
-// evaluate_tiled on the host (src/core/tiled_index.hpp).
-template <class T, class I>
+// Bytes of one asynchronous copy of V elements.
+template <class T, int V>
+struct copy_unit {
+  static constexpr std::size_t bytes = sizeof(T) * V;
+};
+
+// The base offsets in Big and D of every tile of group g, into ring slot `slot`: one lane of the
+// first warp per tile (the other warps never divide).
+__device__ __forceinline__ void group_bases(const tiled_record& r, unsigned g, unsigned count, long long (*bases)[tiled_max_group][2], int slot,
+                                            int tid) {
+  if (tid < r.group) {
+    const unsigned t = g * static_cast<unsigned>(r.group) + static_cast<unsigned>(tid);
+    long long ob = 0, od = 0;
+    if (t < count) {
+      unsigned rest = t;
+      for (int i = 0; i < r.n_outer; ++i) {
+        const auto e = static_cast<unsigned>(r.outer_extent[i]);
+        const unsigned q = rest / e;
+        const auto x = static_cast<long long>(rest - q * e);
+        rest = q;
+        ob += x * r.outer_big[i];
+        od += x * r.outer_d[i];
+      }
+    }
+    bases[slot][tid][0] = ob;
+    bases[slot][tid][1] = od;
+  }
+}
+
+// Issues the asynchronous copies of group g's slabs (this thread's share, V elements per copy)
+// into `stage`, and commits them as one group of copies (an empty one past the last group keeps the
+// count uniform across iterations).
+template <class T, int V>
+__device__ __forceinline__ void issue_slab(const tiled_record& r, const long long (*base)[2], const T* big, T* stage, unsigned g, unsigned count,
+                                           const std::int32_t* big_off, int tid) {
+  constexpr int copies = tiled_reg_bytes / static_cast<int>(copy_unit<T, V>::bytes);
+  for (int m = 0; m < r.group; ++m) {
+    if (g * static_cast<unsigned>(r.group) + static_cast<unsigned>(m) >= count) break;
+    const T* src = big + base[m][0];
+    T* slab = stage + static_cast<std::ptrdiff_t>(m) * r.tile_big;
+#pragma unroll
+    for (int i = 0; i < copies; ++i) {
+      const int j = (tid + i * threads) * V;
+      if (j < r.tile_big) __pipeline_memcpy_async(slab + j, src + big_off[i], copy_unit<T, V>::bytes);
+    }
+  }
+  __pipeline_commit();
+}
+
+// One block walks groups of tiles in a grid-stride loop. Per tile: the slab of Big (every batch
+// and contracted mode, times the tile's free modes) is copied into shared memory asynchronously,
+// in Big's memory order (coalesced, V elements per copy), `stages - 1` groups ahead of the one
+// being computed, so that enough bytes are in flight to cover the memory latency without holding
+// them in registers. D's tile is written in D's memory order (coalesced). A thread's results sit at
+// the same places of every tile, so their offsets and their Small coefficients (K_MAX each) live
+// in registers; per result and contracted combination the loop is one shared load and one FMA.
+// Tile bases are computed once per tile by the first warp, a group ahead of their copies.
+// Same arithmetic and indexing as evaluate_tiled (src/core/tiled_index.hpp).
+template <class T, int K_MAX, int V>
 __global__ void __launch_bounds__(threads, 2) tiled_kernel(const __grid_constant__ tiled_record r) {
-  constexpr int loads = tiled_reg_bytes / static_cast<int>(sizeof(T));
-  constexpr int outs = tiled_outputs_per_thread;
+  constexpr int copies = tiled_reg_bytes / static_cast<int>(copy_unit<T, V>::bytes);
+  constexpr int outs = tiled_outputs(sizeof(T), K_MAX);
+  constexpr int stages = tiled_stages;
   extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ outer_table outer;
-  T* slab = reinterpret_cast<T*>(smem);
-  T* small = slab + r.tile_big;
+  __shared__ long long bases[ring][tiled_max_group][2];
+  T* slabs = reinterpret_cast<T*>(smem);
+  const std::ptrdiff_t stage_elems = static_cast<std::ptrdiff_t>(r.group) * r.tile_big;
+  T* small = slabs + stages * stage_elems;
 
   const int tid = static_cast<int>(threadIdx.x);
   const T* gsmall = static_cast<const T*>(r.small);
   for (int i = tid; i < r.small_span; i += threads) small[i] = gsmall[i];
-  if (tid < r.n_outer) {
-    outer.extent[tid] = r.outer_extent[tid];
-    outer.div[tid] = r.outer_div[tid];
-    outer.big[tid] = r.outer_big[tid];
-    outer.d[tid] = r.outer_d[tid];
-  }
-  std::int32_t big_off[loads];
+  std::int32_t big_off[copies];
 #pragma unroll
-  for (int i = 0; i < loads; ++i) {
-    const int j = tid + i * threads;
+  for (int i = 0; i < copies; ++i) {
+    const int j = (tid + i * threads) * V;
     big_off[i] = j < r.tile_big ? tiled_index::big_offset(r, j) : 0;
   }
+  const auto count = static_cast<unsigned>(r.tile_count);
+  const unsigned groups = (count + static_cast<unsigned>(r.group) - 1U) / static_cast<unsigned>(r.group);
+  const unsigned step = gridDim.x;
+  const unsigned first = blockIdx.x;
+#pragma unroll
+  for (int s = 0; s < stages; ++s) group_bases(r, first + static_cast<unsigned>(s) * step, count, bases, s, tid);
+  __syncthreads();  // Small is staged, the first bases known
   std::int32_t d_off[outs];
-  std::uint32_t d_pack[outs];
+  std::int32_t slot[outs];
+  T coef[outs][K_MAX];
 #pragma unroll
   for (int i = 0; i < outs; ++i) {
     const int e = tid + i * threads;
+    std::uint32_t pack = 0;
     d_off[i] = 0;
-    d_pack[i] = 0;
-    if (e < r.tile_d) tiled_index::d_entry(r, e, d_off[i], d_pack[i]);
+    if (e < r.tile_d) tiled_index::d_entry(r, e, d_off[i], pack);
+    slot[i] = static_cast<std::int32_t>(pack & 0xFFFFU);
+    const T* sm = small + (pack >> 16U);
+#pragma unroll
+    for (int k = 0; k < K_MAX; ++k) coef[i][k] = (e < r.tile_d && k < r.k_count) ? sm[r.k_pack[k] >> 16U] : T{};
   }
-  __syncthreads();
 
-  const T* __restrict__ big = static_cast<const T*>(r.big);
+  const T* big = static_cast<const T*>(r.big);
   T* __restrict__ d = static_cast<T*>(r.d);
-  const I count = static_cast<I>(r.tile_count);
-  const I step = static_cast<I>(gridDim.x);
-  I t = static_cast<I>(blockIdx.x);
-  if (t >= count) return;  // the whole block leaves together
-  long long ob = 0, od = 0;
-  tile_bases(outer, r.n_outer, t, ob, od);
-  T reg[loads];
+  if (first >= groups) return;  // the whole block leaves together
 #pragma unroll
-  for (int i = 0; i < loads; ++i)
-    if (tid + i * threads < r.tile_big) reg[i] = load_stream(big + ob + big_off[i]);
-  for (; t < count; t += step) {
-    __syncthreads();  // the previous tile's readers are done with the slab
+  for (int s = 0; s < stages - 1; ++s)
+    issue_slab<T, V>(r, bases[s], big, slabs + s * stage_elems, first + static_cast<unsigned>(s) * step, count, big_off, tid);
+  int stage = 0, here = 0;  // stage of shared memory and ring slot of group g
+  for (unsigned g = first; g < groups; g += step) {
+    // Bases a group beyond the copies, then the copies of the group `stages - 1` ahead into the
+    // stage computed in the previous iteration (the barrier at its end freed both).
+    const int ahead = (here + stages) % ring, copying = (here + stages - 1) % ring;
+    group_bases(r, g + static_cast<unsigned>(stages) * step, count, bases, ahead, tid);
+    const int refill = stage == 0 ? stages - 1 : stage - 1;
+    issue_slab<T, V>(r, bases[copying], big, slabs + refill * stage_elems, g + static_cast<unsigned>(stages - 1) * step, count, big_off, tid);
+    __pipeline_wait_prior(stages - 1);  // this thread's copies of group g have landed
+    __syncthreads();                    // and everybody else's
+    for (int m = 0; m < r.group; ++m) {
+      if (g * static_cast<unsigned>(r.group) + static_cast<unsigned>(m) >= count) break;
+      const T* slab = slabs + stage * stage_elems + static_cast<std::ptrdiff_t>(m) * r.tile_big;
+      T* const dt = d + bases[here][m][1];
 #pragma unroll
-    for (int i = 0; i < loads; ++i)
-      if (tid + i * threads < r.tile_big) slab[tid + i * threads] = reg[i];
-    __syncthreads();
-    T* const dt = d + od;
-    const I next = t + step;
-    if (next < count) {
-      tile_bases(outer, r.n_outer, next, ob, od);
+      for (int i = 0; i < outs; ++i) {
+        if (tid + i * threads < r.tile_d) {
+          const T* sl = slab + slot[i];
+          T acc{};
 #pragma unroll
-      for (int i = 0; i < loads; ++i)
-        if (tid + i * threads < r.tile_big) reg[i] = load_stream(big + ob + big_off[i]);
-    }
-#pragma unroll
-    for (int i = 0; i < outs; ++i) {
-      if (tid + i * threads >= r.tile_d) break;
-      const T* sl = slab + (d_pack[i] & 0xFFFFU);
-      const T* sm = small + (d_pack[i] >> 16U);
-      T acc{};
-      for (int k = 0; k < r.k_count; ++k) {
-        const std::uint32_t kp = r.k_pack[k];
-        acc += sl[kp & 0xFFFFU] * sm[kp >> 16U];
+          for (int k = 0; k < K_MAX; ++k)
+            if (k < r.k_count) acc += sl[r.k_pack[k] & 0xFFFFU] * coef[i][k];
+          store_stream(dt + d_off[i], acc);
+        }
       }
-      store_stream(dt + d_off[i], acc);
     }
+    __syncthreads();  // the stage and the ring slot of group g are free
+    stage = stage + 1 == stages ? 0 : stage + 1;
+    here = here + 1 == ring ? 0 : here + 1;
   }
 }
 
@@ -148,29 +174,57 @@ int multiprocessors() {
   return count;
 }
 
-template <class T, class I>
+template <class T, int K_MAX, int V>
 void launch_as(const tiled_record& r, cudaStream_t stream) {
   static std::once_flag attribute_set;
   std::call_once(attribute_set, [] {
-    TNRT_CUDA(cudaFuncSetAttribute(tiled_kernel<T, I>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_dynamic_shared));
+    TNRT_CUDA(cudaFuncSetAttribute(tiled_kernel<T, K_MAX, V>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_dynamic_shared));
   });
   const std::size_t smem = r.shared_bytes(sizeof(T));
   int per_sm = 0;
-  TNRT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tiled_kernel<T, I>, threads, smem));
+  TNRT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tiled_kernel<T, K_MAX, V>, threads, smem));
   const long long resident = static_cast<long long>(std::max(per_sm, 1)) * multiprocessors();
-  const auto grid = static_cast<unsigned>(std::min<long long>(r.tile_count, resident));
-  tiled_kernel<T, I><<<grid, threads, smem, stream>>>(r);
+  const long long groups = (r.tile_count + r.group - 1) / r.group;
+  const auto grid = static_cast<unsigned>(std::min<long long>(groups, resident));
+  tiled_kernel<T, K_MAX, V><<<grid, threads, smem, stream>>>(r);
   TNRT_CUDA(cudaGetLastError());
+}
+
+template <class T, int V>
+void launch_k(const tiled_record& r, cudaStream_t stream) {
+  switch (tiled_k_max(r.k_count)) {
+    case 1: launch_as<T, 1, V>(r, stream); return;
+    case 2: launch_as<T, 2, V>(r, stream); return;
+    case 4: launch_as<T, 4, V>(r, stream); return;
+    case 8: launch_as<T, 8, V>(r, stream); return;
+    case 16: launch_as<T, 16, V>(r, stream); return;
+    default: break;
+  }
+  if constexpr (sizeof(T) <= 8) {
+    if (tiled_k_max(r.k_count) == 32) {
+      launch_as<T, 32, V>(r, stream);
+      return;
+    }
+  }
+  if constexpr (sizeof(T) <= 4) {
+    if (tiled_k_max(r.k_count) == 64) {
+      launch_as<T, 64, V>(r, stream);
+      return;
+    }
+  }
+  throw internal_error("launch_tiled: a record with more contracted combinations than the kernel takes");
 }
 
 template <class T>
 void launch(const tiled_record& r, cudaStream_t stream) {
-  // 32-bit tile arithmetic when the grid-stride loop cannot overflow it.
-  if (r.tile_count < (1LL << 31)) {
-    launch_as<T, unsigned>(r, stream);
-  } else {
-    launch_as<T, unsigned long long>(r, stream);
+  constexpr int v = static_cast<int>(16 / sizeof(T));
+  if constexpr (v > 1) {
+    if (r.vec == v) {
+      launch_k<T, v>(r, stream);
+      return;
+    }
   }
+  launch_k<T, 1>(r, stream);
 }
 
 }  // namespace
