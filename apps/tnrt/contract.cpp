@@ -77,8 +77,9 @@ GPU knobs:
   --workspace-cap BYTES (K/M/G)  --no-graph  --jit  --autotune
   --layout column|follow|row intermediates' layout (default column: the tree's label order, first contiguous)
   --no-fuse                  run every step through cuTENSOR (default: small subtrees in one fused launch)
-  --tiled on|auto|off        large x small steps via tnrt's tiled streaming kernel (default on; auto:
-                             compiled mode times it against cuTENSOR per step and keeps the faster)
+  --tiled auto|on|off        large x small steps via tnrt's tiled streaming kernel (default auto: compiled
+                             mode times it (both layouts) against cuTENSOR per step and keeps the fastest,
+                             eager uses it wherever it applies; on: the kernel wherever it applies)
   --skinny off|auto|on       skinny steps via tnrt's first streaming kernel (default off; auto: compiled mode
                              times both per step at compile time and keeps the faster)
   --algo default|patient|gett|tgett|ttgt   cuTENSOR's algorithm choice
@@ -356,7 +357,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.skinny_kernel = sk == "on"    ? cuda::options::choice::always
                     : sk == "off" ? cuda::options::choice::never
                                   : cuda::options::choice::automatic;
-  const std::string ti = a.choice_or("tiled", "on", {"auto", "on", "off"});
+  const std::string ti = a.choice_or("tiled", "auto", {"auto", "on", "off"});
   o.tiled_kernel = ti == "on"    ? cuda::options::choice::always
                    : ti == "off" ? cuda::options::choice::never
                                  : cuda::options::choice::automatic;

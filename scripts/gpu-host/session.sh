@@ -65,9 +65,8 @@ for s in "$@"; do
            python3 -c "import json,statistics;print('enqueue ms',statistics.median(json.load(open('$out/final-eager.json'))['enqueue_ms']))" ;;
     suite-c) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --problem ref-f64-const --only eager --only compiled --only torch --only "torch graph" --reps 3 --budget 500 --out /tmp/ref-c 2>&1 | tail -22
              tar -czf $out/ref-c.tgz -C /tmp ref-c ;;
-    tiled) for m in compiled eager; do for v in "--tiled off" "--tiled on"; do
+    tiled) for m in compiled eager; do for v in "--tiled off" "--tiled on" "--tiled auto"; do
              echo "--- $m $v"; timeout 120 $bin/tnrt contract $ref --device cuda --mode $m $v 2>&1 | grep -E "^time|^result"; done; done
-           echo "--- compiled --tiled auto"; timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled --tiled auto 2>&1 | grep -E "^time|^result|compile"
            for m in compiled eager; do echo "--- verify $m"; timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --random 7 --verify 2>&1 | grep -E "^time|^result|verif"; done
            for dt in f64 c64; do echo "--- verify $dt"; timeout 300 $bin/tnrt contract $ref --device cuda --mode compiled --dtype $dt --random 3 --verify 2>&1 | grep -E "^time|^result|verif"; done
            for dt in f32 f64; do TNRT_STEP_PROFILE=$out/steps-tiled-$dt.csv timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled --dtype $dt --warmup 1 --repeat 2 >/dev/null 2>&1; done ;;

@@ -169,12 +169,23 @@ bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void
     std::size_t i;
     i64 extent, stride;
   };
+  // Contracted modes first: a result's k_count slab values are then adjacent in shared memory
+  // (one vector load). Copies stay coalesced at the sector level as long as Big's fastest modes
+  // follow (consecutive threads cover the contracted combinations, then Big's contiguous run).
+  // (Optional, limits.contracted_first: it costs the 16-byte copies whenever Big's fastest modes
+  // are not the contracted ones.)
   std::vector<slab_mode> slab;
+  std::size_t contracted_in_slab = 0;
+  for (std::size_t i : big_order)
+    if (modes[i].r == role::contracted) ++contracted_in_slab;
+  if (limits.contracted_first)
+    for (std::size_t i : big_order)
+      if (modes[i].r == role::contracted) slab.push_back({i, modes[i].extent, modes[i].big});
   for (std::size_t i : big_order) {
     const mode_desc& m = modes[i];
     if (m.r == role::free) {
       if (auto it = tile.find(i); it != tile.end()) slab.push_back({i, it->second, m.big});
-    } else if (m.r == role::batch || m.r == role::contracted) {
+    } else if (m.r == role::batch || (m.r == role::contracted && !limits.contracted_first)) {
       slab.push_back({i, m.extent, m.big});
     }
   }
@@ -203,6 +214,20 @@ bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void
     }
     tile_d *= dt.back().extent;
     d_reach += (dt.back().extent - 1) * m.d;
+  }
+
+  bool shared_values = false;
+  // Past the first tiled_threads results (one per thread), results of one thread that differ only
+  // in s_free modes share their slab values: s_free modes first there, so that the kernel reuses
+  // the values it loaded for the previous result.
+  {
+    i64 lanes = 1;
+    std::size_t cut = 0;
+    while (cut < dt.size() && lanes < tiled_threads) lanes *= dt[cut++].extent;
+    if (lanes == tiled_threads) {
+      std::stable_partition(dt.begin() + static_cast<std::ptrdiff_t>(cut), dt.end(), [](const d_mode& m) { return m.slot == 0; });
+      shared_values = cut < dt.size() && dt[cut].slot == 0;
+    }
   }
 
   // Contracted modes and the outer groups.
@@ -268,6 +293,13 @@ bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void
     r.k_small[j] = static_cast<std::int32_t>(ks[j].small);
   }
   for (std::int32_t k = 0; k < r.k_count; ++k) r.k_pack[k] = tiled_index::k_entry(r, k);
+  // A result's slab values are slots slot .. slot + k_count - 1 when every contracted mode is in Big
+  // (staged first); whole vectors when k_count is the kernel's loop bound.
+  bool dense = contracted_in_slab == ks.size();
+  for (std::int32_t k = 0; dense && k < r.k_count; ++k) dense = (r.k_pack[k] & 0xFFFFU) == static_cast<std::uint32_t>(k);
+  r.k_dense = dense && r.k_count == tiled_k_max(r.k_count) ? 1 : 0;
+  r.contracted_first = limits.contracted_first ? 1 : 0;
+  r.reuse = shared_values ? 1 : 0;
   r.n_outer = static_cast<std::int32_t>(merged.size());
   i64 count = 1;
   for (std::size_t j = 0; j < merged.size(); ++j) {

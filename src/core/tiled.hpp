@@ -71,6 +71,10 @@ struct tiled_limits {
   std::int64_t max_tile_d = tiled_threads * tiled_outputs_per_thread;
   std::int64_t max_shared_bytes = 96 * 1024;  // the kernel's dynamic shared memory
   std::int64_t stage_bytes = 16 * 1024;       // Big copied per pipeline stage (tiles are grouped)
+  /// Stage the contracted modes first in shared memory (a result's values then load as vectors),
+  /// rather than in Big's order (which keeps the 16-byte copies). Which is faster depends on the
+  /// step; compiled `automatic` times both.
+  bool contracted_first = false;
 };
 
 struct tiled_record {
@@ -88,6 +92,14 @@ struct tiled_record {
   /// Tiles per pipeline stage: a block copies `group` consecutive tiles' slabs at once, so that a
   /// stage holds about tiled_limits::stage_bytes however small one tile is.
   std::int32_t group = 1;
+  /// 1 when a result's slab values are the k_count adjacent slots from its own (every contracted
+  /// mode staged, fastest, and k_count a power of two): the kernel loads them as vectors.
+  std::int32_t k_dense = 0;
+  /// 1 when planned with tiled_limits::contracted_first.
+  std::int32_t contracted_first = 0;
+  /// 1 when a thread's consecutive results can share slab values (s_free modes come right after
+  /// the first tiled_threads results of the tile): the kernel then keeps them across results.
+  std::int32_t reuse = 0;
   std::int32_t n_big = 0, n_d = 0, n_k = 0, n_outer = 0;
   // The staged slab, first mode fastest (Big's memory order): extent and stride in Big. Slot of an
   // element in shared memory = its mixed-radix index in this order.

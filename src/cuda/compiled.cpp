@@ -188,8 +188,13 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
       if (!describe_skinny(lowered[k], elem, o.a, o.b, o.d, o.skinny_rec, skinny_limits_of(eng))) throw internal_error("compiled_program: a skinny step no longer fits its record");
       o.skinny = true;
     } else if (own[k] == tiled_kernel) {
-      if (!describe_tiled(lowered[k], elem, o.a, o.b, o.d, o.tiled_rec, tiled_limits_of(eng))) throw internal_error("compiled_program: a tiled step no longer fits its record");
+      if (!describe_tiled_for(eng, lowered[k], elem, o.a, o.b, o.d, o.tiled_rec)) throw internal_error("compiled_program: a tiled step no longer fits its record");
       o.tiled = true;
+      if (tiled_choice == options::choice::automatic) {  // the other shared-memory layout, timed too
+        tiled_limits l = tiled_limits_of(eng);
+        l.contracted_first = !o.tiled_rec_contracted_first();
+        o.has_tiled_alt = describe_tiled(lowered[k], elem, o.a, o.b, o.d, o.tiled_alt, l);
+      }
       if (tiled_choice == options::choice::always) ++tiled_chosen_;
     }
     ops_.push_back(std::move(o));
@@ -272,7 +277,16 @@ void compiled_program::choose_kernels_by_timing() {
     for (op& o : ops_) {
       if ((!o.skinny && !o.tiled) || !o.plan) continue;
       const bool was_skinny = o.skinny, was_tiled = o.tiled;
-      const float with_kernel = time_op(o);
+      float with_kernel = time_op(o);
+      if (o.tiled && o.has_tiled_alt) {
+        std::swap(o.tiled_rec, o.tiled_alt);
+        const float with_alt = time_op(o);
+        if (with_alt < with_kernel) {
+          with_kernel = with_alt;
+        } else {
+          std::swap(o.tiled_rec, o.tiled_alt);
+        }
+      }
       o.skinny = o.tiled = false;
       const float with_library = time_op(o);
       const bool keep = with_kernel < with_library;

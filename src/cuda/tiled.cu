@@ -75,6 +75,37 @@ __device__ __forceinline__ void issue_slab(const tiled_record& r, const long lon
   __pipeline_commit();
 }
 
+// Whether a result's K_MAX values can load as vectors (16- or 8-byte pieces).
+template <class T, int K_MAX>
+__device__ constexpr bool vector_values() {
+  return (sizeof(T) * K_MAX) % 16 == 0 || sizeof(T) * K_MAX == 8;
+}
+
+// A result's slab values: vector loads when they are adjacent and fill the loop (k_dense), else
+// one load per contracted combination.
+template <class T, int K_MAX>
+__device__ __forceinline__ void load_values(const tiled_record& r, const T* sl, T (&v)[K_MAX]) {
+  constexpr std::size_t bytes = sizeof(T) * K_MAX;
+  if constexpr (bytes % 16 == 0) {
+    if (r.k_dense != 0) {
+#pragma unroll
+      for (std::size_t c = 0; c < bytes / 16; ++c) {
+        const uint4 w = reinterpret_cast<const uint4*>(sl)[c];
+        memcpy(reinterpret_cast<unsigned char*>(v) + 16 * c, &w, 16);
+      }
+      return;
+    }
+  } else if constexpr (bytes == 8) {
+    if (r.k_dense != 0) {
+      const uint2 w = *reinterpret_cast<const uint2*>(sl);
+      memcpy(v, &w, 8);
+      return;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < K_MAX; ++k) v[k] = k < r.k_count ? sl[r.k_pack[k] & 0xFFFFU] : T{};
+}
+
 // One block walks groups of tiles in a grid-stride loop. Per tile: the slab of Big (every batch
 // and contracted mode, times the tile's free modes) is copied into shared memory asynchronously,
 // in Big's memory order (coalesced, V elements per copy), `stages - 1` groups ahead of the one
@@ -84,7 +115,7 @@ __device__ __forceinline__ void issue_slab(const tiled_record& r, const long lon
 // in registers; per result and contracted combination the loop is one shared load and one FMA.
 // Tile bases are computed once per tile by the first warp, a group ahead of their copies.
 // Same arithmetic and indexing as evaluate_tiled (src/core/tiled_index.hpp).
-template <class T, int K_MAX, int V>
+template <class T, int K_MAX, int V, bool REUSE>
 __global__ void __launch_bounds__(threads, 2) tiled_kernel(const __grid_constant__ tiled_record r) {
   constexpr int copies = tiled_reg_bytes / static_cast<int>(copy_unit<T, V>::bytes);
   constexpr int outs = tiled_outputs(sizeof(T), K_MAX);
@@ -146,15 +177,39 @@ __global__ void __launch_bounds__(threads, 2) tiled_kernel(const __grid_constant
       if (g * static_cast<unsigned>(r.group) + static_cast<unsigned>(m) >= count) break;
       const T* slab = slabs + stage * stage_elems + static_cast<std::ptrdiff_t>(m) * r.tile_big;
       T* const dt = d + bases[here][m][1];
+      if constexpr (REUSE) {
+        T v[K_MAX];
 #pragma unroll
-      for (int i = 0; i < outs; ++i) {
-        if (tid + i * threads < r.tile_d) {
-          const T* sl = slab + slot[i];
-          T acc{};
+        for (int i = 0; i < outs; ++i) {
+          if (tid + i * threads < r.tile_d) {
+            // A result whose slab values are the previous result's (it differs in s_free modes
+            // only) reuses them.
+            if (i == 0 || slot[i] != slot[i - 1]) load_values<T, K_MAX>(r, slab + slot[i], v);
+            T acc{};
 #pragma unroll
-          for (int k = 0; k < K_MAX; ++k)
-            if (k < r.k_count) acc += sl[r.k_pack[k] & 0xFFFFU] * coef[i][k];
-          store_stream(dt + d_off[i], acc);
+            for (int k = 0; k < K_MAX; ++k)
+              if (k < r.k_count) acc += v[k] * coef[i][k];
+            store_stream(dt + d_off[i], acc);
+          }
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < outs; ++i) {
+          if (tid + i * threads < r.tile_d) {
+            const T* sl = slab + slot[i];
+            T acc{};
+            if (vector_values<T, K_MAX>() && r.k_dense != 0) {
+              T v[K_MAX];
+              load_values<T, K_MAX>(r, sl, v);
+#pragma unroll
+              for (int k = 0; k < K_MAX; ++k) acc += v[k] * coef[i][k];
+            } else {
+#pragma unroll
+              for (int k = 0; k < K_MAX; ++k)
+                if (k < r.k_count) acc += sl[r.k_pack[k] & 0xFFFFU] * coef[i][k];
+            }
+            store_stream(dt + d_off[i], acc);
+          }
         }
       }
     }
@@ -174,20 +229,31 @@ int multiprocessors() {
   return count;
 }
 
-template <class T, int K_MAX, int V>
-void launch_as(const tiled_record& r, cudaStream_t stream) {
+template <class T, int K_MAX, int V, bool REUSE>
+void launch_kernel(const tiled_record& r, cudaStream_t stream) {
   static std::once_flag attribute_set;
   std::call_once(attribute_set, [] {
-    TNRT_CUDA(cudaFuncSetAttribute(tiled_kernel<T, K_MAX, V>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_dynamic_shared));
+    TNRT_CUDA(cudaFuncSetAttribute(tiled_kernel<T, K_MAX, V, REUSE>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_dynamic_shared));
   });
   const std::size_t smem = r.shared_bytes(sizeof(T));
   int per_sm = 0;
-  TNRT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tiled_kernel<T, K_MAX, V>, threads, smem));
+  TNRT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tiled_kernel<T, K_MAX, V, REUSE>, threads, smem));
   const long long resident = static_cast<long long>(std::max(per_sm, 1)) * multiprocessors();
   const long long groups = (r.tile_count + r.group - 1) / r.group;
   const auto grid = static_cast<unsigned>(std::min<long long>(groups, resident));
-  tiled_kernel<T, K_MAX, V><<<grid, threads, smem, stream>>>(r);
+  tiled_kernel<T, K_MAX, V, REUSE><<<grid, threads, smem, stream>>>(r);
   TNRT_CUDA(cudaGetLastError());
+}
+
+// Reusing a result's values across results costs registers (they live across results): only
+// records whose results share values (s_free modes past the first tiled_threads results) take it.
+template <class T, int K_MAX, int V>
+void launch_as(const tiled_record& r, cudaStream_t stream) {
+  if (r.reuse != 0) {
+    launch_kernel<T, K_MAX, V, true>(r, stream);
+  } else {
+    launch_kernel<T, K_MAX, V, false>(r, stream);
+  }
 }
 
 template <class T, int V>

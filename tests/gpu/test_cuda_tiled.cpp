@@ -260,6 +260,9 @@ const tiled_limits device_limit_sets[] = {
     tiled_limits{48 * 1024, 1, 4, 1, 4096, 96 * 1024},
     tiled_limits{48 * 1024, 1, 4096, 4096, 4096, 96 * 1024},
     tiled_limits{8 * 1024, 1, 64, 1, 256, 12 * 1024},
+    // contracted modes staged first (vector loads of a result's values)
+    tiled_limits{48 * 1024, 1, 256, 64, 4096, 96 * 1024, 16 * 1024, true},
+    tiled_limits{48 * 1024, 1, 4, 1, 4096, 96 * 1024, 2 * 1024, true},
 };
 
 template <class T>

@@ -68,6 +68,8 @@ const named_limits limit_sets[] = {
     {"contig 4096, tile_d >= 1024", tiled_limits{48 * 1024, 1, 4096, 1024, 8192, 96 * 1024}},
     {"contig 256, max_tile_d 256", tiled_limits{48 * 1024, 1, 256, 1024, 256, 96 * 1024}},
     {"contig 64, shared 12 KiB", tiled_limits{8 * 1024, 1, 64, 1, 8192, 12 * 1024}},
+    {"contig 256, contracted first", tiled_limits{48 * 1024, 1, 256, 64, 8192, 96 * 1024, 16 * 1024, true}},
+    {"contig 4, contracted first, small stages", tiled_limits{48 * 1024, 1, 4, 1, 8192, 96 * 1024, 2 * 1024, true}},
 };
 
 struct tiled_stats {

@@ -64,10 +64,11 @@ struct options {
   enum class choice : std::uint8_t { never, always, automatic };
   choice skinny_kernel = choice::never;
   std::int64_t skinny_min_outer = 1 << 16;  // smaller steps stay with cuTENSOR (tests set 1)
-  /// Large x small steps (src/core/tiled.hpp) through tnrt's tiled streaming kernel: `always`
-  /// wherever it applies (the default), `never`, or `automatic` (compiled: each step timed both
-  /// ways at compile time and the faster kept; eager: as `always`). Takes precedence over skinny.
-  choice tiled_kernel = choice::always;
+  /// Large x small steps (src/core/tiled.hpp) through tnrt's tiled streaming kernel: `automatic`
+  /// (the default; compiled: each step timed at compile time with the kernel in both shared-memory
+  /// layouts and with cuTENSOR, the fastest kept; eager: the kernel wherever it applies), `always`
+  /// (the kernel wherever it applies, both modes), or `never`. Takes precedence over skinny.
+  choice tiled_kernel = choice::automatic;
   std::int64_t tiled_min_elements = 1 << 16;  // results smaller than this stay with cuTENSOR
   std::int64_t fuse_max_elements = 1024;
 };
