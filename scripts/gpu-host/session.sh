@@ -65,6 +65,10 @@ for s in "$@"; do
            python3 -c "import json,statistics;print('enqueue ms',statistics.median(json.load(open('$out/final-eager.json'))['enqueue_ms']))" ;;
     suite-c) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --problem ref-f64-const --only eager --only compiled --only torch --only "torch graph" --reps 3 --budget 500 --out /tmp/ref-c 2>&1 | tail -22
              tar -czf $out/ref-c.tgz -C /tmp ref-c ;;
+    suite-h) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --problem ref-f32-random --problem ref-f64-const --only eager --only compiled --only torch --only "torch graph" --reps 3 --budget 540 --out /tmp/ref-h 2>&1 | tail -30
+             tar -czf $out/ref-h.tgz -C /tmp ref-h ;;
+    suite-p) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --skip-peers --profile --reps 3 --budget 540 --out /tmp/ref-p 2>&1 | tail -30
+             tar -czf $out/ref-p.tgz -C /tmp ref-p ;;
     tiled) for m in compiled eager; do for v in "--tiled off" "--tiled on" "--tiled auto"; do
              echo "--- $m $v"; timeout 120 $bin/tnrt contract $ref --device cuda --mode $m $v 2>&1 | grep -E "^time|^result"; done; done
            for m in compiled eager; do echo "--- verify $m"; timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --random 7 --verify 2>&1 | grep -E "^time|^result|verif"; done
