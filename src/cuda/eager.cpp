@@ -1,5 +1,7 @@
 #include "cuda/eager.hpp"
 
+#include <memory>
+
 #include "core/fusion.hpp"
 #include "core/skinny.hpp"
 #include "core/tiled.hpp"
@@ -71,6 +73,69 @@ bool describe_tiled_for(const engine& eng, const lowered_step& s, std::size_t el
 
 namespace {
 device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void* const> inputs, std::vector<device_operand>& ops);
+
+// What eager works out from the problem's structure alone (every layout and lowered step, the
+// fusion plan, each step's consumer). Users contract the same network many times: the last one is
+// kept per thread, keyed by a hash of everything it depends on, so a repeated call skips straight to
+// allocating and launching (the host work was measured on the critical path: the GPU waited for
+// it).
+struct eager_analysis {
+  std::uint64_t key = 0;
+  std::vector<std::vector<std::int64_t>> strides;
+  std::vector<lowered_step> lowered;
+  fusion_plan fusion;
+  std::vector<int> consumer;
+};
+
+struct fnv1a {
+  std::uint64_t h = 1469598103934665603ULL;
+  void add(std::uint64_t x) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= (x >> (8 * i)) & 0xFFU;
+      h *= 1099511628211ULL;
+    }
+  }
+  template <class V>
+  void add_all(const V& v) {
+    add(v.size());
+    for (const auto& x : v) add(static_cast<std::uint64_t>(x));
+  }
+};
+
+std::uint64_t analysis_key(const engine& eng, const problem& p) {
+  fnv1a f;
+  const options& o = eng.opts();
+  f.add(static_cast<std::uint64_t>(p.type));
+  f.add(static_cast<std::uint64_t>(o.intermediate_layout));
+  f.add(o.fuse_small_steps ? 1 : 0);
+  f.add(static_cast<std::uint64_t>(o.fuse_max_elements));
+  f.add_all(p.net.extents);
+  f.add(p.net.inputs.size());
+  for (const auto& in : p.net.inputs) f.add_all(in);
+  f.add(p.tree.steps.size());
+  for (const step& s : p.tree.steps) {
+    f.add(static_cast<std::uint64_t>(static_cast<std::int64_t>(s.lhs)));
+    f.add(static_cast<std::uint64_t>(static_cast<std::int64_t>(s.rhs)));
+    f.add_all(s.out);
+  }
+  return f.h;
+}
+
+const eager_analysis& analysis_of(const engine& eng, const problem& p) {
+  thread_local std::unique_ptr<eager_analysis> memo;
+  const std::uint64_t key = analysis_key(eng, p);
+  if (memo != nullptr && memo->key == key && memo->lowered.size() == p.tree.steps.size()) return *memo;
+  auto a = std::make_unique<eager_analysis>();
+  const std::size_t steps = p.tree.steps.size();
+  a->strides = input_strides(p);
+  a->lowered.resize(steps);
+  for (std::size_t k = 0; k < steps; ++k) a->lowered[k] = lower_tree_step(eng, p, k, a->strides);
+  a->fusion = checked_fusion(fusion_of(eng, p), steps, a->lowered);
+  a->consumer = step_consumers(p.net, p.tree);
+  a->key = key;
+  memo = std::move(a);
+  return *memo;
+}
 }  // namespace
 
 // Exception safety: when a step fails (a cuTENSOR plan failure, out of memory), every intermediate
@@ -107,24 +172,14 @@ device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void
   }
 
   const std::size_t steps = p.tree.steps.size();
-  // Layouts and lowered forms, step by step as they are needed: every result's layout follows from
-  // its operands'. The absorbed small steps are lowered first so that their launch is enqueued
-  // before the host lowers the large steps, which then overlaps the GPU's work.
-  std::vector<std::vector<std::int64_t>> strides = input_strides(p);
-  std::vector<lowered_step> lowered(steps);
-  std::vector<char> is_lowered(steps, 0);
-  auto lower = [&](std::size_t k) {
-    lowered[k] = lower_tree_step(eng, p, k, strides);
-    is_lowered[k] = 1;
-  };
+  const eager_analysis& an = analysis_of(eng, p);
+  const std::vector<lowered_step>& lowered = an.lowered;
+  const fusion_plan& fusion = an.fusion;
   auto bytes_of = [&](std::size_t k) { return static_cast<std::size_t>(element_count(net.shape_of(p.tree.steps[k].out))) * elem; };
 
   // Small subtrees: all of them first, in launches that carry their records as parameters.
-  const fusion_plan planned = fusion_of(eng, p);
-  for (int k : planned.absorbed) lower(static_cast<std::size_t>(k));  // subtree order: operands first
-  const fusion_plan fusion = checked_fusion(planned, steps, lowered);
   if (fusion.subtrees() > 0) {
-    const std::vector<int> consumer = step_consumers(net, p.tree);
+    const std::vector<int>& consumer = an.consumer;
     // Absorbed intermediates share one scratch block (no reuse inside: a few KiB each); roots get
     // pool buffers of their own, consumed later by library steps.
     std::vector<std::size_t> offset(steps, 0);
@@ -167,7 +222,6 @@ device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void
     device_operand& a = ops[static_cast<std::size_t>(s.lhs)];
     device_operand* b = s.rhs >= 0 ? &ops[static_cast<std::size_t>(s.rhs)] : nullptr;
     device_operand& d = ops[n + k];
-    if (is_lowered[k] == 0) lower(k);
     const lowered_step& low = lowered[k];
     d.ptr = pool.allocate(bytes_of(k), stream);
     d.owned = true;

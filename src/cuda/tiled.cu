@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include <cuda_pipeline.h>
 
@@ -236,8 +238,21 @@ void launch_kernel(const tiled_record& r, cudaStream_t stream) {
     TNRT_CUDA(cudaFuncSetAttribute(tiled_kernel<T, K_MAX, V, REUSE>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_dynamic_shared));
   });
   const std::size_t smem = r.shared_bytes(sizeof(T));
-  int per_sm = 0;
-  TNRT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tiled_kernel<T, K_MAX, V, REUSE>, threads, smem));
+  // Blocks per multiprocessor, by shared-memory size: the occupancy query costs host time on every
+  // eager launch otherwise.
+  static std::mutex occupancy_mutex;
+  static std::vector<std::pair<std::size_t, int>> occupancy;
+  int per_sm = -1;
+  {
+    const std::lock_guard<std::mutex> lock(occupancy_mutex);
+    for (const auto& [bytes, blocks] : occupancy)
+      if (bytes == smem) per_sm = blocks;
+  }
+  if (per_sm < 0) {
+    TNRT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tiled_kernel<T, K_MAX, V, REUSE>, threads, smem));
+    const std::lock_guard<std::mutex> lock(occupancy_mutex);
+    occupancy.emplace_back(smem, per_sm);
+  }
   const long long resident = static_cast<long long>(std::max(per_sm, 1)) * multiprocessors();
   const long long groups = (r.tile_count + r.group - 1) / r.group;
   const auto grid = static_cast<unsigned>(std::min<long long>(groups, resident));
