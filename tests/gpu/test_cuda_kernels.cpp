@@ -33,6 +33,7 @@
 #include "cuda/skinny.hpp"
 #include "cuda/small_steps.hpp"
 #include "support/kernel_random.hpp"
+#include "mirrored.hpp"
 #include "tnrt/cpu.hpp"
 
 namespace tnrt {
@@ -42,40 +43,12 @@ using cuda::engine;
 using kerntest::i64;
 
 constexpr dtype all_dtypes[] = {dtype::f32, dtype::f64, dtype::c64, dtype::c128};
-constexpr std::size_t guards = 8;
-
-// A host buffer and its device copy (a pool block), released by the owner.
-template <class T>
-struct mirrored {
-  std::vector<T> host;
-  void* dev = nullptr;
-};
-
-template <class T>
-void to_device(engine& eng, mirrored<T>& m) {
-  m.dev = eng.pool().allocate(std::max<std::size_t>(1, m.host.size()) * sizeof(T), eng.stream_handle());
-  gputest::upload_bytes(eng, m.dev, m.host.data(), m.host.size() * sizeof(T));
-}
-
-template <class T>
-void from_device(engine& eng, mirrored<T>& m) {
-  gputest::download_bytes(eng, m.host.data(), m.dev, m.host.size() * sizeof(T));
-}
-
-template <class T>
-void release(engine& eng, mirrored<T>& m) {
-  if (m.dev != nullptr) eng.pool().deallocate(m.dev, eng.stream_handle());
-  m.dev = nullptr;
-}
-
-// An operand of a step case filled with random values at its elements, NaN elsewhere (padding and guards).
-template <class T>
-mirrored<T> make_operand(std::mt19937_64& rng, const kerntest::operand_case& o, const std::vector<i64>& extents) {
-  mirrored<T> m;
-  m.host.assign(static_cast<std::size_t>(kerntest::span_of(o, extents)) + guards, kerntest::guard_value<T>());
-  for (i64 off : kerntest::all_offsets(kerntest::extents_of(o.labels, extents), o.strides)) m.host[static_cast<std::size_t>(off)] = kerntest::random_value<T>(rng);
-  return m;
-}
+using gputest::guards;
+using gputest::mirrored;
+using gputest::to_device;
+using gputest::from_device;
+using gputest::release;
+using gputest::make_operand;
 
 // Compares D (device result downloaded into `got`) with evaluate_lowered; returns the number of bad elements.
 template <class T>
