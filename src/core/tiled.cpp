@@ -267,9 +267,7 @@ bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void
   if (big_reach > int32_max || d_reach > int32_max || tile_big > cap_big || tile_d > max_tile_d) return false;
 
   tiled_record r;
-  r.big = a_small ? b : a;
-  r.small = a_small ? a : b;
-  r.d = d;
+  r.small_is_a = a_small ? 1 : 0;
   r.tile_big = static_cast<std::int32_t>(tile_big);
   r.tile_d = static_cast<std::int32_t>(tile_d);
   r.k_count = static_cast<std::int32_t>(k_count);
@@ -321,9 +319,7 @@ bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void
     bool ok = run == v;
     for (std::size_t j = lead; ok && j < slab.size(); ++j) ok = slab[j].stride % v == 0;
     for (const mode_desc& m : merged) ok = ok && m.big % v == 0;
-    const void* base = a_small ? b : a;
-    ok = ok && reinterpret_cast<std::uintptr_t>(base) % 16 == 0;
-    if (ok) r.vec = static_cast<std::int32_t>(v);
+    if (ok) r.vec_planned = static_cast<std::int32_t>(v);
   }
   if (r.shared_bytes(element_bytes) > static_cast<std::size_t>(limits.max_shared_bytes)) return false;
   // Group small tiles into stages of about stage_bytes (within the shared-memory cap).
@@ -334,8 +330,16 @@ bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void
       break;
     }
   }
+  bind_tiled(r, a, b, d);
   out = r;
   return true;
+}
+
+void bind_tiled(tiled_record& r, const void* a, const void* b, void* d) noexcept {
+  r.big = r.small_is_a != 0 ? b : a;
+  r.small = r.small_is_a != 0 ? a : b;
+  r.d = d;
+  r.vec = reinterpret_cast<std::uintptr_t>(r.big) % 16 == 0 ? r.vec_planned : 1;
 }
 
 template <class T>

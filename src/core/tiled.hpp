@@ -29,7 +29,7 @@ namespace tnrt {
 inline constexpr int tiled_threads = 256;   // threads per block
 inline constexpr int tiled_max_modes = 24;  // per list (tile of Big, tile of D, contracted)
 inline constexpr int tiled_max_outer = 32;  // outer groups after merging (one per lane of a warp)
-inline constexpr int tiled_reg_bytes = 64;  // bytes of Big each thread copies per tile
+inline constexpr int tiled_reg_bytes = 64;  // bytes of Big each thread copies per tile (at most)
 inline constexpr int tiled_outputs_per_thread = 16;  // results of one tile per thread (at most)
 inline constexpr int tiled_max_k = 64;               // contracted combinations (a table in the record)
 inline constexpr int tiled_stages = 3;               // slabs in shared memory: 2 tiles copied ahead
@@ -89,6 +89,8 @@ struct tiled_record {
   /// Elements of Big per asynchronous copy (16 bytes' worth when the slab's leading modes are a
   /// dense run of that many elements and every other offset keeps that alignment; else 1).
   std::int32_t vec = 1;
+  std::int32_t vec_planned = 1;  // what the strides allow; `vec` also needs Big's base 16-byte aligned
+  std::int32_t small_is_a = 0;   // Small is the step's lhs (a), Big its rhs (b)
   /// Tiles per pipeline stage: a block copies `group` consecutive tiles' slabs at once, so that a
   /// stage holds about tiled_limits::stage_bytes however small one tile is.
   std::int32_t group = 1;
@@ -126,6 +128,10 @@ struct tiled_record {
 /// only stored, so null is fine for a dry run.
 bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void* a, const void* b, void* d,
                     tiled_record& out, const tiled_limits& limits = {});
+
+/// Points a planned record at a step's operands (lhs `a`, rhs `b`, result `d`) without planning
+/// again: what a repeated contraction of the same step needs. describe_tiled ends with it.
+void bind_tiled(tiled_record& r, const void* a, const void* b, void* d) noexcept;
 
 /// The kernel's arithmetic and indexing on the host (for tests): writes every element of D.
 template <class T>

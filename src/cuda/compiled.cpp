@@ -192,7 +192,7 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
       o.tiled = true;
       if (tiled_choice == options::choice::automatic) {  // the other shared-memory layout, timed too
         tiled_limits l = tiled_limits_of(eng);
-        l.contracted_first = !o.tiled_rec_contracted_first();
+        l.contracted_first = o.tiled_rec.contracted_first == 0;
         o.has_tiled_alt = describe_tiled(lowered[k], elem, o.a, o.b, o.d, o.tiled_alt, l);
       }
       if (tiled_choice == options::choice::always) ++tiled_chosen_;

@@ -73,7 +73,6 @@ class compiled_program {
     tiled_record tiled_rec;
     tiled_record tiled_alt;  // the other shared-memory layout (automatic: timed against tiled_rec)
     bool has_tiled_alt = false;
-    [[nodiscard]] bool tiled_rec_contracted_first() const noexcept { return tiled_rec.contracted_first != 0; }
     const small_step_record* fused_records = nullptr;  // the fused launch of absorbed small steps
     const int* fused_begin = nullptr;
     int fused_subtrees = 0;

@@ -85,6 +85,9 @@ struct eager_analysis {
   std::vector<lowered_step> lowered;
   fusion_plan fusion;
   std::vector<int> consumer;
+  // Per step: planned for the tiled kernel (pointers bound per call), when it takes the step.
+  std::vector<tiled_record> tiled;
+  std::vector<char> is_tiled;
 };
 
 struct fnv1a {
@@ -109,6 +112,8 @@ std::uint64_t analysis_key(const engine& eng, const problem& p) {
   f.add(static_cast<std::uint64_t>(o.intermediate_layout));
   f.add(o.fuse_small_steps ? 1 : 0);
   f.add(static_cast<std::uint64_t>(o.fuse_max_elements));
+  f.add(static_cast<std::uint64_t>(o.tiled_kernel));
+  f.add(static_cast<std::uint64_t>(o.tiled_min_elements));
   f.add_all(p.net.extents);
   f.add(p.net.inputs.size());
   for (const auto& in : p.net.inputs) f.add_all(in);
@@ -132,6 +137,13 @@ const eager_analysis& analysis_of(const engine& eng, const problem& p) {
   for (std::size_t k = 0; k < steps; ++k) a->lowered[k] = lower_tree_step(eng, p, k, a->strides);
   a->fusion = checked_fusion(fusion_of(eng, p), steps, a->lowered);
   a->consumer = step_consumers(p.net, p.tree);
+  a->tiled.resize(steps);
+  a->is_tiled.assign(steps, 0);
+  if (eng.opts().tiled_kernel != options::choice::never)
+    for (int k : a->fusion.library_steps) {
+      const auto kk = static_cast<std::size_t>(k);
+      a->is_tiled[kk] = describe_tiled_for(eng, a->lowered[kk], size_of(p.type), nullptr, nullptr, nullptr, a->tiled[kk]) ? 1 : 0;
+    }
   a->key = key;
   memo = std::move(a);
   return *memo;
@@ -226,11 +238,11 @@ device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void
     d.ptr = pool.allocate(bytes_of(k), stream);
     d.owned = true;
     skinny_record rec;
-    tiled_record tiled;
     const auto choice = eng.opts().skinny_kernel;
     // Eager has no time to measure: `automatic` takes the tiled kernel wherever it applies.
-    if (eng.opts().tiled_kernel != options::choice::never &&
-        describe_tiled_for(eng, low, elem, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, tiled)) {
+    if (an.is_tiled[k] != 0) {
+      tiled_record tiled = an.tiled[k];
+      bind_tiled(tiled, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr);
       launch_tiled(p.type, tiled, eng.stream());
     } else if (choice != options::choice::never &&
                describe_skinny(low, elem, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, rec, skinny_limits_of(eng)) &&

@@ -110,12 +110,7 @@ void launch(const skinny_record& r, cudaStream_t stream) {
 }  // namespace
 
 void launch_skinny(dtype t, const skinny_record& r, cudaStream_t stream) {
-  switch (t) {
-    case dtype::f32: launch<float>(r, stream); break;
-    case dtype::f64: launch<double>(r, stream); break;
-    case dtype::c64: launch<device_complex<float>>(r, stream); break;
-    case dtype::c128: launch<device_complex<double>>(r, stream); break;
-  }
+  with_element_type(t, [&](auto tag) { launch<typename decltype(tag)::type>(r, stream); });
 }
 
 }  // namespace tnrt::cuda

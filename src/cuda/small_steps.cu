@@ -82,12 +82,7 @@ void launch_small_steps_from_host(dtype t, const small_step_record* records, con
   auto flush = [&] {
     if (batch.segments == 0) return;
     const dim3 grid(static_cast<unsigned>(batch.segments)), block(block_threads);
-    switch (t) {
-      case dtype::f32: fused_small_steps_param<float><<<grid, block, 0, stream>>>(batch); break;
-      case dtype::f64: fused_small_steps_param<double><<<grid, block, 0, stream>>>(batch); break;
-      case dtype::c64: fused_small_steps_param<device_complex<float>><<<grid, block, 0, stream>>>(batch); break;
-      case dtype::c128: fused_small_steps_param<device_complex<double>><<<grid, block, 0, stream>>>(batch); break;
-    }
+    with_element_type(t, [&](auto tag) { fused_small_steps_param<typename decltype(tag)::type><<<grid, block, 0, stream>>>(batch); });
     TNRT_CUDA(cudaGetLastError());
     batch.segments = 0;
     first_record = 0;
@@ -111,12 +106,7 @@ void launch_small_steps_from_host(dtype t, const small_step_record* records, con
 void launch_small_steps(dtype t, const small_step_record* records, const int* subtree_begin, int subtrees, cudaStream_t stream) {
   if (subtrees <= 0) return;
   const dim3 grid(static_cast<unsigned>(subtrees)), block(block_threads);
-  switch (t) {
-    case dtype::f32: fused_small_steps<float><<<grid, block, 0, stream>>>(records, subtree_begin); break;
-    case dtype::f64: fused_small_steps<double><<<grid, block, 0, stream>>>(records, subtree_begin); break;
-    case dtype::c64: fused_small_steps<device_complex<float>><<<grid, block, 0, stream>>>(records, subtree_begin); break;
-    case dtype::c128: fused_small_steps<device_complex<double>><<<grid, block, 0, stream>>>(records, subtree_begin); break;
-  }
+  with_element_type(t, [&](auto tag) { fused_small_steps<typename decltype(tag)::type><<<grid, block, 0, stream>>>(records, subtree_begin); });
   TNRT_CUDA(cudaGetLastError());
 }
 

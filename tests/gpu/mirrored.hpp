@@ -46,8 +46,7 @@ void release(cuda::engine& eng, mirrored<T>& m) {
 template <class T>
 mirrored<T> make_operand(std::mt19937_64& rng, const kerntest::operand_case& o, const std::vector<kerntest::i64>& extents) {
   mirrored<T> m;
-  m.host.assign(static_cast<std::size_t>(kerntest::span_of(o, extents)) + guards, kerntest::guard_value<T>());
-  for (kerntest::i64 off : kerntest::all_offsets(kerntest::extents_of(o.labels, extents), o.strides)) m.host[static_cast<std::size_t>(off)] = kerntest::random_value<T>(rng);
+  m.host = kerntest::random_operand<T>(rng, o, extents, guards);
   return m;
 }
 

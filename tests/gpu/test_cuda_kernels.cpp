@@ -418,6 +418,7 @@ TEST(CudaKernels, TreesEagerAndCompiledMatchCpu) {
       opt.skinny_min_outer = 1;
       // the kernel wherever it fits; `automatic` (timed choice) once per layout
       opt.skinny_kernel = fuse == 64 ? cuda::options::choice::automatic : cuda::options::choice::always;
+      opt.tiled_kernel = cuda::options::choice::never;  // it takes precedence over skinny: keep the counted steps skinny
       opt.fuse_max_elements = fuse;
       opt.intermediate_layout = pol;
       engine eng(opt);
@@ -454,6 +455,7 @@ TEST(CudaKernels, CompiledKernelsOnMatchOff) {
   for (layout_policy pol : {layout_policy::column_major, layout_policy::follow}) {
     cuda::options on;
     on.skinny_kernel = cuda::options::choice::always;
+    on.tiled_kernel = cuda::options::choice::never;  // the skinny kernel, not the tiled one (tests/gpu/test_cuda_tiled.cpp)
     on.skinny_min_outer = 1;
     on.fuse_max_elements = 1024;
     on.intermediate_layout = pol;

@@ -87,26 +87,10 @@ std::vector<double> host_tiled_bound(const tiled_record& rec, const std::vector<
   return host_tiled<double>(rec, mag(big), mag(small), d_size);
 }
 
-// Element-wise: |got - want| <= (k + 2) c eps bound, NaN-free, sentinels (never written) kept.
+// |got - want| <= (k + 2) c eps bound per element of D, everything outside D untouched (kerntest::check_d).
 template <class T>
-int compare_elementwise(const std::vector<T>& got, const std::vector<T>& want, const std::vector<double>& bound, i64 k_count, double c) {
-  const double tol = c * static_cast<double>(k_count + 2) * kerntest::eps_of<T>();
-  int bad = 0;
-  for (std::size_t i = 0; i < got.size() && bad < 5; ++i) {
-    if (kerntest::same_bits_value(want[i], kerntest::sentinel_value<T>())) {
-      if (!kerntest::same_bits_value(got[i], want[i])) {
-        ADD_FAILURE() << "element " << i << " outside D was written";
-        ++bad;
-      }
-      continue;
-    }
-    const double err = static_cast<double>(std::abs(got[i] - want[i]));
-    if (!(err <= tol * bound[i])) {
-      ADD_FAILURE() << "D offset " << i << ": got " << got[i] << " want " << want[i] << " (|err| " << err << " > " << tol << " * " << bound[i] << ")";
-      ++bad;
-    }
-  }
-  return bad;
+double elementwise_tol(const tiled_record& r, double c) {
+  return c * static_cast<double>(r.k_count + 2) * kerntest::eps_of<T>();
 }
 
 // ---- the reference network's step 303 (column-major, extent 2) ----------------------------------
@@ -188,7 +172,7 @@ TEST(CudaTiled, GraphCaptureReplaysTheSameResult) {
   TNRT_TEST_CUDA(cudaGraphLaunch(exec, eng.stream()));
   from_device(eng, d);
   const std::vector<T> first = d.host;
-  EXPECT_EQ(compare_elementwise<T>(first, want, bound, r.k_count, 4.0), 0);
+  EXPECT_EQ(kerntest::check_d(l, first, want, bound, elementwise_tol<T>(r, 4.0)), 0);
   // Clobber D (NaN bytes), replay: the same bits.
   TNRT_TEST_CUDA(cudaMemsetAsync(d.dev, 0xFF, d.host.size() * sizeof(T), eng.stream()));
   TNRT_TEST_CUDA(cudaGraphLaunch(exec, eng.stream()));
@@ -207,7 +191,7 @@ TEST(CudaTiled, GraphCaptureReplaysTheSameResult) {
   // D's guards hold NaN bytes now (the memset); compare D's elements only.
   std::vector<T> got2(d.host.begin(), d.host.end() - static_cast<std::ptrdiff_t>(guards));
   std::vector<T> w2(want2.begin(), want2.end() - static_cast<std::ptrdiff_t>(guards));
-  EXPECT_EQ(compare_elementwise<T>(got2, w2, bound2, r.k_count, 4.0), 0);
+  EXPECT_EQ(kerntest::check_d(l, got2, w2, bound2, elementwise_tol<T>(r, 4.0)), 0);
 
   (void)cudaGraphExecDestroy(exec);
   (void)cudaGraphDestroy(graph);
@@ -367,7 +351,7 @@ void large_step303(int big_rank) {
   from_device(eng, d);
   const std::vector<T> want = host_tiled<T>(r, b.host, a.host, d.host.size());
   const std::vector<double> bound = host_tiled_bound<T>(r, b.host, a.host, d.host.size());
-  EXPECT_EQ(compare_elementwise<T>(d.host, want, bound, r.k_count, 4.0), 0);
+  EXPECT_EQ(kerntest::check_d(l, d.host, want, bound, elementwise_tol<T>(r, 4.0)), 0);
   release(eng, a);
   release(eng, b);
   release(eng, d);

@@ -243,6 +243,24 @@ inline void assign_layouts(std::mt19937_64& rng, step_case& s) {
   }
 }
 
+/// A big x small step from its label lists: shuffles them, puts Small on a random side (a or b) and
+/// assigns random layouts. False when the lowered Small does not have fewer elements than Big (the
+/// lowered counts include a one-sided sum's stride-0 mode in the other operand): draw again.
+inline bool place_big_small(std::mt19937_64& rng, step_case& s, std::vector<label_t> big, std::vector<label_t> small, std::vector<label_t> d) {
+  std::shuffle(big.begin(), big.end(), rng);
+  std::shuffle(small.begin(), small.end(), rng);
+  std::shuffle(d.begin(), d.end(), rng);
+  const bool small_is_a = rng() % 2 == 0;
+  s.a.labels = small_is_a ? small : big;
+  s.b.labels = small_is_a ? big : small;
+  s.d.labels = std::move(d);
+  s.small_side = small_is_a ? 0 : 1;
+  assign_layouts(rng, s);
+  const lowered_step l = lower(s);
+  const i64 ea = product(l.a.extents), eb = product(l.b.extents);
+  return small_is_a ? ea < eb : eb < ea;
+}
+
 /// Occurrences of a label in an operand: usually 1, sometimes a diagonal (2).
 inline int multiplicity(std::mt19937_64& rng, int percent_diagonal) { return static_cast<int>(rng() % 100) < percent_diagonal ? 2 : 1; }
 
@@ -361,23 +379,12 @@ inline step_case random_skinny_step(std::mt19937_64& rng, skinny_expectation& ex
     take(sh.sum_big, 3, true, false, false, &k);
     take(sh.sum_small, 3, false, true, false, &k);
     if (m > max_m || k > max_k || space > max_space) continue;
-    std::shuffle(big.begin(), big.end(), rng);
-    std::shuffle(small.begin(), small.end(), rng);
-    std::shuffle(d.begin(), d.end(), rng);
-    const bool small_is_a = rng() % 2 == 0;
-    s.a.labels = small_is_a ? small : big;
-    s.b.labels = small_is_a ? big : small;
-    s.d.labels = d;
-    s.small_side = small_is_a ? 0 : 1;
-    assign_layouts(rng, s);
     // Lowered element counts decide which operand the kernel stages; keep the intended one smaller.
-    const lowered_step l = lower(s);
-    const i64 ea = product(l.a.extents), eb = product(l.b.extents);
-    if (small_is_a ? !(ea < eb) : !(eb < ea)) continue;
+    if (!place_big_small(rng, s, big, small, d)) continue;
     ex.outer_count = outer;
     ex.m_count = m;
     ex.k_count = k;
-    ex.small_span = span_of(small_is_a ? s.a : s.b, s.extents);
+    ex.small_span = span_of(s.small_side == 0 ? s.a : s.b, s.extents);
     return s;
   }
 }
@@ -423,6 +430,15 @@ inline std::vector<i64> all_offsets(const std::vector<i64>& extents, const std::
     }
   }
   return offs;
+}
+
+/// An operand's host buffer: its span followed by `guards` elements, random values at its elements
+/// and NaN (guard_value) everywhere else, so that a read of padding or past the end shows up.
+template <class T>
+std::vector<T> random_operand(std::mt19937_64& rng, const operand_case& o, const std::vector<i64>& extents, std::size_t guards) {
+  std::vector<T> v(static_cast<std::size_t>(span_of(o, extents)) + guards, guard_value<T>());
+  for (i64 off : all_offsets(extents_of(o.labels, extents), o.strides)) v[static_cast<std::size_t>(off)] = random_value<T>(rng);
+  return v;
 }
 
 /// Checks a kernel's D buffer `got` against `want`: elements outside D (by l.d's extents and strides)

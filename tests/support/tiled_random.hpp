@@ -104,24 +104,13 @@ inline step_case random_tiled_step(std::mt19937_64& rng, tiled_expectation& ex, 
     take(n_sum_big, true, false, false, [&] { return pick(2, 3); });
     take(n_sum_small, false, true, false, [&] { return pick(2, 3); });
     if (e.big_elements > g.max_big || space > g.max_space || small_elems > g.max_small) continue;
-    std::shuffle(big.begin(), big.end(), rng);
-    std::shuffle(small.begin(), small.end(), rng);
-    std::shuffle(d.begin(), d.end(), rng);
     auto has_repeat = [](std::vector<label_t> v) {
       std::sort(v.begin(), v.end());
       return std::adjacent_find(v.begin(), v.end()) != v.end();
     };
     e.diagonal = has_repeat(big) || has_repeat(small);
-    const bool small_is_a = rng() % 2 == 0;
-    s.a.labels = small_is_a ? small : big;
-    s.b.labels = small_is_a ? big : small;
-    s.d.labels = d;
-    s.small_side = small_is_a ? 0 : 1;
-    assign_layouts(rng, s);
-    const lowered_step l = lower(s);
-    const i64 ea = product(l.a.extents), eb = product(l.b.extents);
-    if (small_is_a ? !(ea < eb) : !(eb < ea)) continue;
-    e.small_span = span_of(small_is_a ? s.a : s.b, s.extents);
+    if (!place_big_small(rng, s, big, small, d)) continue;
+    e.small_span = span_of(s.small_side == 0 ? s.a : s.b, s.extents);
     ex = e;
     return s;
   }

@@ -255,13 +255,9 @@ void check_small_step(std::mt19937_64& rng, const kerntest::step_case& sc, const
   SCOPED_TRACE(where + "\n  " + kerntest::describe(sc));
   const lowered_step l = kerntest::lower(sc);
   SCOPED_TRACE("lowered: " + kerntest::describe(l));
-  const auto span_a = static_cast<std::size_t>(kerntest::span_of(sc.a, sc.extents));
-  const auto span_b = sc.unary ? std::size_t{0} : static_cast<std::size_t>(kerntest::span_of(sc.b, sc.extents));
+  const std::vector<T> a = kerntest::random_operand<T>(rng, sc.a, sc.extents, guards);
+  const std::vector<T> b = sc.unary ? std::vector<T>{} : kerntest::random_operand<T>(rng, sc.b, sc.extents, guards);
   const auto span_d = static_cast<std::size_t>(kerntest::span_of(sc.d, sc.extents));
-  std::vector<T> a(span_a + guards, kerntest::guard_value<T>()), b(sc.unary ? 0 : span_b + guards, kerntest::guard_value<T>());
-  for (i64 off : kerntest::all_offsets(kerntest::extents_of(sc.a.labels, sc.extents), sc.a.strides)) a[static_cast<std::size_t>(off)] = kerntest::random_value<T>(rng);
-  if (!sc.unary)
-    for (i64 off : kerntest::all_offsets(kerntest::extents_of(sc.b.labels, sc.extents), sc.b.strides)) b[static_cast<std::size_t>(off)] = kerntest::random_value<T>(rng);
   // Padding inside the operands' spans stays NaN: neither evaluation may read it.
   std::vector<T> want(span_d + guards, kerntest::sentinel_value<T>()), got(span_d + guards, kerntest::sentinel_value<T>());
   evaluate_lowered<T>(l, a.data(), sc.unary ? nullptr : b.data(), want.data());

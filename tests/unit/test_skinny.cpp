@@ -77,12 +77,10 @@ void check_skinny_step(std::mt19937_64& rng, const kerntest::step_case& sc, cons
   SCOPED_TRACE(where + "\n  " + kerntest::describe(sc));
   const lowered_step l = kerntest::lower(sc);
   SCOPED_TRACE("lowered: " + kerntest::describe(l));
-  const auto span_a = static_cast<std::size_t>(kerntest::span_of(sc.a, sc.extents));
-  const auto span_b = static_cast<std::size_t>(kerntest::span_of(sc.b, sc.extents));
+  const std::vector<T> a = kerntest::random_operand<T>(rng, sc.a, sc.extents, guards);
+  const std::vector<T> b = kerntest::random_operand<T>(rng, sc.b, sc.extents, guards);
+  const std::size_t span_a = a.size() - guards, span_b = b.size() - guards;
   const auto span_d = static_cast<std::size_t>(kerntest::span_of(sc.d, sc.extents));
-  std::vector<T> a(span_a + guards, kerntest::guard_value<T>()), b(span_b + guards, kerntest::guard_value<T>());
-  for (i64 off : kerntest::all_offsets(kerntest::extents_of(sc.a.labels, sc.extents), sc.a.strides)) a[static_cast<std::size_t>(off)] = kerntest::random_value<T>(rng);
-  for (i64 off : kerntest::all_offsets(kerntest::extents_of(sc.b.labels, sc.extents), sc.b.strides)) b[static_cast<std::size_t>(off)] = kerntest::random_value<T>(rng);
   std::vector<T> want(span_d + guards, kerntest::sentinel_value<T>()), got(span_d + guards, kerntest::sentinel_value<T>());
   evaluate_lowered<T>(l, a.data(), b.data(), want.data());
 

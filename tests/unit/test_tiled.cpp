@@ -105,12 +105,10 @@ void check_tiled_step(std::mt19937_64& rng, const kerntest::step_case& sc, const
   SCOPED_TRACE(where + "\n  " + kerntest::describe(sc));
   const lowered_step l = kerntest::lower(sc);
   SCOPED_TRACE("lowered: " + kerntest::describe(l));
-  const auto span_a = static_cast<std::size_t>(kerntest::span_of(sc.a, sc.extents));
-  const auto span_b = static_cast<std::size_t>(kerntest::span_of(sc.b, sc.extents));
+  const std::vector<T> a = kerntest::random_operand<T>(rng, sc.a, sc.extents, guards);
+  const std::vector<T> b = kerntest::random_operand<T>(rng, sc.b, sc.extents, guards);
+  const std::size_t span_a = a.size() - guards, span_b = b.size() - guards;
   const auto span_d = static_cast<std::size_t>(kerntest::span_of(sc.d, sc.extents));
-  std::vector<T> a(span_a + guards, kerntest::guard_value<T>()), b(span_b + guards, kerntest::guard_value<T>());
-  for (i64 off : kerntest::all_offsets(kerntest::extents_of(sc.a.labels, sc.extents), sc.a.strides)) a[static_cast<std::size_t>(off)] = kerntest::random_value<T>(rng);
-  for (i64 off : kerntest::all_offsets(kerntest::extents_of(sc.b.labels, sc.extents), sc.b.strides)) b[static_cast<std::size_t>(off)] = kerntest::random_value<T>(rng);
   std::vector<T> want(span_d + guards, kerntest::sentinel_value<T>());
   evaluate_lowered<T>(l, a.data(), b.data(), want.data());
   const std::vector<double> bound = kerntest::magnitude_bound<T>(l, a, b, span_d + guards);
@@ -772,6 +770,45 @@ TEST(Tiled, PlanningTimeDoesNotGrowWithExtents) {
     EXPECT_EQ(r.tile_count * r.tile_d, 2 * o);
     EXPECT_GE(kerntest::leading_dense_run(r.big_extent, r.big_stride, r.n_big), 64);
   }
+}
+
+// bind_tiled (what eager does on a repeated call: plan once with no pointers, bind per call) gives
+// the same record as describing with the pointers, 16-byte copies included exactly when Big's base
+// is 16-byte aligned; rebinding an aligned base after a misaligned one restores them.
+TEST(Tiled, BindEqualsDescribeWithPointers) {
+  std::mt19937_64 rng(5150);
+  int checked = 0, vectorized = 0;
+  alignas(16) static float buffer[64];
+  for (int i = 0; i < 200; ++i) {
+    kerntest::tiled_expectation ex;
+    const kerntest::step_case sc = kerntest::reference_like_step(rng, 14 + i % 4, 4 + i % 5, i % 2, ex);
+    const lowered_step l = kerntest::lower(sc);
+    tiled_record planned;
+    if (!describe_tiled(l, 4, nullptr, nullptr, nullptr, planned, tiled_limits{48 * 1024, 1})) continue;
+    for (std::size_t shift : {std::size_t{0}, std::size_t{1}}) {
+      const void* a = buffer + shift;
+      const void* b = buffer + 2 * shift;  // both misaligned when shifted
+      void* d = buffer + 32;
+      tiled_record direct;
+      ASSERT_TRUE(describe_tiled(l, 4, a, b, d, direct, tiled_limits{48 * 1024, 1}));
+      tiled_record bound = planned;
+      bind_tiled(bound, a, b, d);
+      EXPECT_EQ(kerntest::describe(bound), kerntest::describe(direct)) << "step " << i << " shift " << shift;
+      EXPECT_EQ(bound.small, sc.small_side == 0 ? a : b) << "Small is the operand with fewer elements";
+      EXPECT_EQ(bound.big, sc.small_side == 0 ? b : a);
+      EXPECT_EQ(bound.d, d);
+      EXPECT_EQ(bound.vec, shift == 0 ? planned.vec_planned : 1) << "16-byte copies only from an aligned Big";
+      if (shift == 0 && bound.vec > 1) ++vectorized;
+    }
+    tiled_record rebound = planned;
+    bind_tiled(rebound, buffer + 1, buffer + 1, buffer);
+    bind_tiled(rebound, buffer, buffer, buffer);
+    EXPECT_EQ(rebound.vec, planned.vec) << "an aligned rebind restores the planned copies";
+    ++checked;
+  }
+  std::printf("[tiled bind] %d steps, %d with 16-byte copies\n", checked, vectorized);
+  EXPECT_GT(checked, 100);
+  EXPECT_GT(vectorized, 10);
 }
 
 }  // namespace
