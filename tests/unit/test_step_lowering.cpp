@@ -47,6 +47,9 @@ using tnrt::lowered_kind;
 using tnrt::lowered_step;
 using tnrt::strided_operand;
 using i64 = std::int64_t;
+using tnrt::kerntest::all_offsets;  // element offsets, row-major over an operand's positions
+using tnrt::kerntest::product;
+using tnrt::kerntest::type_name;
 
 // ---- a step: labels, extents (by label id), strides ------------------------------------------
 
@@ -172,12 +175,6 @@ std::vector<role> roles_for(scenario sc) {
   }
 }
 
-i64 product(const std::vector<i64>& v) {
-  i64 p = 1;
-  for (i64 x : v) p *= x;
-  return p;
-}
-
 // Occurrences of a label in an input: usually 1, sometimes a diagonal (2 or 3).
 int multiplicity(std::mt19937_64& rng) {
   const auto r = rng() % 100;
@@ -277,31 +274,6 @@ double tolerance() {
     return 1e-12;
   else
     return 1e-4;
-}
-
-template <class T>
-const char* type_name() {
-  if constexpr (std::is_same_v<T, float>) return "f32";
-  if constexpr (std::is_same_v<T, double>) return "f64";
-  if constexpr (std::is_same_v<T, std::complex<float>>) return "c64";
-  return "c128";
-}
-
-// Offsets of every element of an operand, in row-major order of its (label-)positions.
-std::vector<i64> all_offsets(const std::vector<i64>& extents, const std::vector<i64>& strides) {
-  std::vector<i64> offs;
-  const i64 n = product(extents);
-  std::vector<i64> idx(extents.size(), 0);
-  for (i64 c = 0; c < n; ++c) {
-    i64 off = 0;
-    for (std::size_t i = 0; i < idx.size(); ++i) off += idx[i] * strides[i];
-    offs.push_back(off);
-    for (std::size_t i = idx.size(); i-- > 0;) {
-      if (++idx[i] < extents[i]) break;
-      idx[i] = 0;
-    }
-  }
-  return offs;
 }
 
 // ---- the naive reference, straight from the einsum definition ---------------------------------
