@@ -495,6 +495,8 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
   j["enqueue_ms"] = r.enqueue_ms;
   j["peak_device_bytes"] = r.peak_device_bytes;
   j["plan_lower_bound_bytes"] = r.plan_lower_bound_bytes;
+  j["plan_arena_bytes"] = r.plan_arena_bytes;
+  j["plan_tensor_bound_bytes"] = r.plan_tensor_bound_bytes;
   j["syncs_inside_calls"] = r.syncs_inside_calls;
   j["options"] = {{"plan_cache_entries", opt.plan_cache_entries},
                   {"workspace", opt.workspace == cuda::workspace_mode::shared ? "shared" : "per_plan"},
@@ -570,8 +572,9 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                 r.driver_version.c_str(), r.cuda_version.c_str(), r.cutensor_version.c_str());
   add();
   if (opt.mode == cuda::exec_mode::compiled) {
-    std::snprintf(line, sizeof line, "compile: %.3f ms (memory plan lower bound %s)", r.compile_ms,
-                  format_bytes(static_cast<double>(r.plan_lower_bound_bytes)).c_str());
+    std::snprintf(line, sizeof line, "compile: %.3f ms (memory plan: arena %s, lower bound %s with step workspaces, %s tensors alone)", r.compile_ms,
+                  format_bytes(static_cast<double>(r.plan_arena_bytes)).c_str(), format_bytes(static_cast<double>(r.plan_lower_bound_bytes)).c_str(),
+                  format_bytes(static_cast<double>(r.plan_tensor_bound_bytes)).c_str());
     add();
   }
   if (!r.enqueue_ms.empty()) {

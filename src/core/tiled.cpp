@@ -56,8 +56,11 @@ std::size_t tiled_record::shared_bytes(std::size_t element_bytes) const noexcept
   return (values + 15U) / 16U * 16U;
 }
 
-bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void* a, const void* b, void* d, tiled_record& out,
-                    const tiled_limits& limits) {
+namespace {
+
+// The record for `s` with threads holding results as `vec_kind` needs (only the caps on D's tile
+// depend on it; the layout itself is classified afterwards by vector_layout). Pointers unbound.
+bool plan_tiled(const lowered_step& s, std::size_t element_bytes, const tiled_limits& limits, std::int32_t vec_kind, tiled_record& out) {
   if (s.kind != lowered_kind::contraction) return false;
   const bool a_small = elements_of(s.a) <= elements_of(s.b);
   const strided_operand& big = a_small ? s.b : s.a;
@@ -103,7 +106,10 @@ bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void
   }
   const i64 cap_big = tiled_max_tile_big(element_bytes);
   if (k_count > tiled_max_k_for(element_bytes)) return false;
-  const i64 max_tile_d = std::min<i64>(limits.max_tile_d, i64{tiled_threads} * tiled_outputs(element_bytes, tiled_k_max(k_count)));
+  const int outputs = tiled_outputs_for(element_bytes, tiled_k_max(k_count), vec_kind);
+  const i64 max_tile_d = std::min<i64>(limits.max_tile_d, i64{tiled_threads} * outputs);
+  // Threads holding more results (same_coefs) take proportionally larger tiles.
+  const i64 min_tile_d = limits.min_tile_d * (outputs / tiled_outputs(element_bytes, tiled_k_max(k_count)));
 
   // The tile's free modes: index into `modes` -> extent taken (a divisor when the mode is split).
   std::map<std::size_t, i64> tile;
@@ -158,7 +164,7 @@ bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void
   // Then more of Big's free modes until a tile gives every thread a few results (and a few loads in
   // flight: the kernel is bound by the bytes it has in flight).
   for (std::size_t i : big_order) {
-    if (inner_d * tile_free >= limits.min_tile_d || inner_big * tile_free >= cap_big) break;
+    if (inner_d * tile_free >= min_tile_d || inner_big * tile_free >= cap_big) break;
     if (modes[i].r != role::free || tile.count(i) != 0) continue;
     const i64 t = add_free(i);
     if (t == 0 || t < modes[i].extent) break;
@@ -330,6 +336,92 @@ bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void
       break;
     }
   }
+  out = r;
+  return true;
+}
+
+// Whether D's tile allows `kind` of vector layout (tiled_vec_kind) with vectors of v results: its
+// leading modes (split where needed) form a dense run of exactly v results at stride 1, and every
+// vector starts at a multiple of v in D (other D strides and the outer strides multiples of v).
+// same_values: those modes are all s_free; same_coefs: all free, with slab weights equal to their D
+// strides (the slab leads with them), and every other slot weight a multiple of v (16-byte
+// aligned shared-memory vectors). On success `r` holds the split D list and the layout.
+bool vector_layout(tiled_record& r, std::size_t element_bytes, std::int32_t kind) {
+  const int v = tiled_vec_d(element_bytes);
+  if (v == 1 || kind == tiled_scalar) return false;
+  if (kind == tiled_same_values && tiled_outputs(element_bytes, tiled_k_max(r.k_count)) % v != 0) return false;
+  tiled_record t = r;
+  std::int32_t p = 1;
+  int lead = 0;
+  while (p < v) {
+    if (lead >= t.n_d) return false;
+    const std::int32_t e = t.d_extent[lead];
+    if (v % (p * e) == 0) {
+      p *= e;
+      ++lead;
+      continue;
+    }
+    const std::int32_t need = v / p;
+    if (e % need != 0 || t.n_d >= tiled_max_modes) return false;
+    for (int j = t.n_d; j > lead + 1; --j) {
+      t.d_extent[j] = t.d_extent[j - 1];
+      t.d_stride[j] = t.d_stride[j - 1];
+      t.d_slot[j] = t.d_slot[j - 1];
+      t.d_small[j] = t.d_small[j - 1];
+    }
+    t.d_extent[lead + 1] = e / need;
+    t.d_stride[lead + 1] = t.d_stride[lead] * need;
+    t.d_slot[lead + 1] = t.d_slot[lead] * need;
+    t.d_small[lead + 1] = t.d_small[lead] * need;
+    t.d_extent[lead] = need;
+    ++t.n_d;
+    p = v;
+    ++lead;
+  }
+  std::int32_t run = 1;
+  for (int j = 0; j < lead; ++j) {
+    if (t.d_stride[j] != run) return false;
+    if (kind == tiled_same_values && t.d_slot[j] != 0) return false;
+    if (kind == tiled_same_coefs && (t.d_small[j] != 0 || t.d_slot[j] != run)) return false;
+    run *= t.d_extent[j];
+  }
+  for (int j = lead; j < t.n_d; ++j) {
+    if (t.d_stride[j] % v != 0) return false;
+    if (kind == tiled_same_coefs && t.d_slot[j] % v != 0) return false;
+  }
+  for (int j = 0; j < t.n_outer; ++j)
+    if (t.outer_d[j] % v != 0) return false;
+  if (kind == tiled_same_coefs) {
+    if (t.tile_big % v != 0) return false;
+    for (std::int32_t k = 0; k < t.k_count; ++k)
+      if ((t.k_pack[k] & 0xFFFFU) % static_cast<std::uint32_t>(v) != 0) return false;
+  }
+  t.vec_kind = kind;
+  t.vec_d = v;
+  r = t;
+  return true;
+}
+
+}  // namespace
+
+bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void* a, const void* b, void* d, tiled_record& out,
+                    const tiled_limits& limits) {
+  tiled_record r;
+  if (!plan_tiled(s, element_bytes, limits, tiled_scalar, r)) return false;
+  if (limits.vector_results) {
+    if (vector_layout(r, element_bytes, tiled_same_values)) {
+      // done: the scalar tile's caps hold (same registers per result)
+    } else if (tiled_record probe = r; vector_layout(probe, element_bytes, tiled_same_coefs)) {
+      // Threads hold more results in this layout: plan the larger tile it allows, keep it when it
+      // still has the layout.
+      tiled_record wide;
+      if (plan_tiled(s, element_bytes, limits, tiled_same_coefs, wide) && vector_layout(wide, element_bytes, tiled_same_coefs)) {
+        r = wide;
+      } else {
+        r = probe;
+      }
+    }
+  }
   bind_tiled(r, a, b, d);
   out = r;
   return true;
@@ -340,6 +432,7 @@ void bind_tiled(tiled_record& r, const void* a, const void* b, void* d) noexcept
   r.small = r.small_is_a != 0 ? a : b;
   r.d = d;
   r.vec = reinterpret_cast<std::uintptr_t>(r.big) % 16 == 0 ? r.vec_planned : 1;
+  r.vec_store = r.vec_kind != tiled_scalar && reinterpret_cast<std::uintptr_t>(d) % 16 == 0 ? 1 : 0;
 }
 
 template <class T>
@@ -357,10 +450,21 @@ void evaluate_tiled(const tiled_record& r) {
     tiled_index::outer_offsets(r, t, ob, od);
     for (std::size_t j = 0; j < slab.size(); ++j) slab[j] = big[ob + big_off[j]];
     for (std::size_t e = 0; e < d_pack.size(); ++e) {
-      const std::uint32_t slot = d_pack[e] & 0xFFFFU, sm = d_pack[e] >> 16U;
+      std::uint32_t slot = d_pack[e] & 0xFFFFU, sm = d_pack[e] >> 16U;
+      std::int64_t off = d_off[e];
+      // The vector layouts take each run of vec_d results from its first one, as the kernel does.
+      const std::size_t u = e % static_cast<std::size_t>(r.vec_d), e0 = e - u;
+      if (r.vec_kind == tiled_same_values) {
+        slot = d_pack[e0] & 0xFFFFU;
+        off = d_off[e0] + static_cast<std::int64_t>(u);
+      } else if (r.vec_kind == tiled_same_coefs) {
+        slot = (d_pack[e0] & 0xFFFFU) + static_cast<std::uint32_t>(u);
+        sm = d_pack[e0] >> 16U;
+        off = d_off[e0] + static_cast<std::int64_t>(u);
+      }
       T acc{};
       for (const std::uint32_t kp : k_pack) acc += slab[slot + (kp & 0xFFFFU)] * small[sm + (kp >> 16U)];
-      d[od + d_off[e]] = acc;
+      d[od + off] = acc;
     }
   }
 }

@@ -63,18 +63,47 @@ constexpr int tiled_outputs(std::size_t element_bytes, int k_max) {
   return n < 1 ? 1 : (n > tiled_outputs_per_thread ? tiled_outputs_per_thread : n);
 }
 
+/// How a thread lays out its results of one tile (tiled_record::vec_kind). `scalar`: result e of
+/// the tile belongs to thread e % tiled_threads. The vector layouts give each thread runs of
+/// tiled_vec_d adjacent results of D (one 16-byte store), where D's tile starts with a dense run:
+///   same_values: the run's modes are s_free (absent from Big), so its results share their slab
+///                values and differ in their Small coefficients;
+///   same_coefs:  the run's modes are free modes leading the slab too, so its results share their
+///                coefficients and read their values as one 16-byte shared-memory load per
+///                contracted combination (and a thread holds tiled_vec_d times as many results).
+enum tiled_vec_kind : std::int32_t { tiled_scalar = 0, tiled_same_values = 1, tiled_same_coefs = 2 };
+
+/// Results per vector: 16 bytes' worth (1 for 16-byte elements, which store whole anyway).
+constexpr int tiled_vec_d(std::size_t element_bytes) {
+  return element_bytes < 16 && 16 % element_bytes == 0 ? static_cast<int>(16 / element_bytes) : 1;
+}
+
+inline constexpr int tiled_max_outputs_vec = 32;  // results per thread per tile, same_coefs (at most)
+
+/// Results per thread per tile for a layout. same_coefs holds one coefficient set per vector, so
+/// tiled_vec_d times as many results in the same registers.
+constexpr int tiled_outputs_for(std::size_t element_bytes, int k_max, std::int32_t vec_kind) {
+  const int n = tiled_outputs(element_bytes, k_max);
+  if (vec_kind != tiled_same_coefs) return n;
+  const int v = n * tiled_vec_d(element_bytes);
+  return v > tiled_max_outputs_vec ? tiled_max_outputs_vec : v;
+}
+
 struct tiled_limits {
   std::int64_t max_small_bytes = 48 * 1024;  // Small is staged whole in shared memory
   std::int64_t min_d_elements = 1 << 16;     // smaller steps stay with the library
   std::int64_t min_contig_bytes = 256;       // aim: loads and stores in runs of at least this
   std::int64_t min_tile_d = 4096;            // grow the tile until it has this many results
-  std::int64_t max_tile_d = tiled_threads * tiled_outputs_per_thread;
+  std::int64_t max_tile_d = tiled_threads * tiled_max_outputs_vec;  // (and threads x tiled_outputs_for)
   std::int64_t max_shared_bytes = 96 * 1024;  // the kernel's dynamic shared memory
   std::int64_t stage_bytes = 16 * 1024;       // Big copied per pipeline stage (tiles are grouped)
   /// Stage the contracted modes first in shared memory (a result's values then load as vectors),
   /// rather than in Big's order (which keeps the 16-byte copies). Which is faster depends on the
   /// step; compiled `automatic` times both.
   bool contracted_first = false;
+  /// Give threads runs of adjacent results (tiled_vec_kind) where D's tile allows it; false keeps
+  /// the scalar layout (compiled `automatic` times both).
+  bool vector_results = true;
 };
 
 struct tiled_record {
@@ -102,6 +131,11 @@ struct tiled_record {
   /// 1 when a thread's consecutive results can share slab values (s_free modes come right after
   /// the first tiled_threads results of the tile): the kernel then keeps them across results.
   std::int32_t reuse = 0;
+  /// tiled_vec_kind; vec_d results per vector (1 when scalar). vec_store: 1 when every vector's
+  /// address is 16-byte aligned (bind_tiled checks D's base), else the kernel stores each result.
+  std::int32_t vec_kind = tiled_scalar;
+  std::int32_t vec_d = 1;
+  std::int32_t vec_store = 0;
   std::int32_t n_big = 0, n_d = 0, n_k = 0, n_outer = 0;
   // The staged slab, first mode fastest (Big's memory order): extent and stride in Big. Slot of an
   // element in shared memory = its mixed-radix index in this order.

@@ -85,7 +85,24 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
     request_of_step[k] = static_cast<int>(requests.size());
     requests.push_back(buffer_request{result_bytes_of(k), position[k], last});
   }
+  // Each library step's cuTENSOR workspace is one more buffer of the plan, live at its step only:
+  // it takes arena bytes that are free at that step instead of a block of its own.
+  const std::size_t tensor_requests = requests.size();
+  std::vector<int> workspace_request(steps, -1);
+  for (int kk : fusion_.library_steps) {
+    const auto k = static_cast<std::size_t>(kk);
+    if (!plans[k] || plans[k]->workspace_bytes() == 0) continue;
+    workspace_request[k] = static_cast<int>(requests.size());
+    const auto ws = static_cast<std::size_t>(plans[k]->workspace_bytes());
+    requests.push_back(buffer_request{(ws + arena_alignment - 1) / arena_alignment * arena_alignment, position[k], position[k]});
+  }
   mplan_ = plan_memory(requests, arena_alignment);
+  {
+    std::vector<std::size_t> live(static_cast<std::size_t>(end_position) + 1, 0);
+    for (std::size_t i = 0; i < tensor_requests; ++i)
+      for (int t = requests[i].first_step; t <= requests[i].last_step; ++t) live[static_cast<std::size_t>(t)] += requests[i].bytes;
+    tensor_bound_bytes_ = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
+  }
   // Scratch for absorbed intermediates: per subtree, a plan over the subtree's own step order.
   std::vector<std::size_t> scratch_offset(steps, 0);
   std::size_t scratch_bytes = 0;
@@ -120,17 +137,16 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
   std::size_t free_bytes = 0, total_bytes = 0;
   if (eng.runtime().memory_info(&free_bytes, &total_bytes) == device::status::ok) {
     const auto cached = eng.pool().stats().bytes_cached;
-    const std::size_t need = mplan_.arena_bytes + workspace_bytes_ + inputs_total_;
+    const std::size_t need = mplan_.arena_bytes + inputs_total_ + scratch_bytes_;
     if (need > free_bytes + cached)
-      throw out_of_memory("the network needs " + gib(need) + " on the device (arena " + gib(mplan_.arena_bytes) + ", workspace " +
-                          gib(workspace_bytes_) + ", inputs " + gib(inputs_total_) + ") but only " + gib(free_bytes + cached) +
+      throw out_of_memory("the network needs " + gib(need) + " on the device (arena with workspaces " + gib(mplan_.arena_bytes) + ", inputs " +
+                          gib(inputs_total_) + ", scratch " + gib(scratch_bytes_) + ") but only " + gib(free_bytes + cached) +
                           " is free of " + gib(total_bytes));
   }
   const device::stream_handle stream = eng.stream_handle();
   input_block_ = eng.pool().allocate(inputs_total_, stream);
   try {
     arena_ = eng.pool().allocate(mplan_.arena_bytes, stream);
-    workspace_ = workspace_bytes_ > 0 ? eng.pool().allocate(workspace_bytes_, stream) : nullptr;
     scratch_ = scratch_bytes_ > 0 ? eng.pool().allocate(scratch_bytes_, stream) : nullptr;
   } catch (...) {
     release_buffers();
@@ -165,7 +181,8 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
     }
     const std::size_t rec_bytes = records.size() * sizeof(small_step_record);
     const std::size_t begin_bytes = fusion_.subtree_begin.size() * sizeof(int);
-    table_ = eng.pool().allocate(rec_bytes + begin_bytes, stream);
+    table_bytes_ = rec_bytes + begin_bytes;
+    table_ = eng.pool().allocate(table_bytes_, stream);
     TNRT_CUDA(cudaMemcpyAsync(table_, records.data(), rec_bytes, cudaMemcpyHostToDevice, eng.stream()));
     TNRT_CUDA(cudaMemcpyAsync(static_cast<unsigned char*>(table_) + rec_bytes, fusion_.subtree_begin.data(), begin_bytes, cudaMemcpyHostToDevice, eng.stream()));
     TNRT_CUDA(cudaStreamSynchronize(eng.stream()));  // compile time, not run time: the host vectors die here
@@ -181,6 +198,10 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
     const step& s = p.tree.steps[k];
     op o;
     o.plan = plans[k];
+    if (workspace_request[k] >= 0) {
+      o.workspace = ab + mplan_.offsets.at(static_cast<std::size_t>(workspace_request[k]));
+      o.workspace_bytes = plans[k]->workspace_bytes();
+    }
     o.a = ptr_of(s.lhs);
     o.b = s.rhs >= 0 ? ptr_of(s.rhs) : nullptr;
     o.d = ptr_of(static_cast<int>(n + k));
@@ -190,22 +211,30 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
     } else if (own[k] == tiled_kernel) {
       if (!describe_tiled_for(eng, lowered[k], elem, o.a, o.b, o.d, o.tiled_rec)) throw internal_error("compiled_program: a tiled step no longer fits its record");
       o.tiled = true;
-      if (tiled_choice == options::choice::automatic) {  // the other shared-memory layout, timed too
-        tiled_limits l = tiled_limits_of(eng);
-        l.contracted_first = o.tiled_rec.contracted_first == 0;
-        o.has_tiled_alt = describe_tiled(lowered[k], elem, o.a, o.b, o.d, o.tiled_alt, l);
+      if (tiled_choice == options::choice::automatic) {  // the other layouts, timed too
+        for (const bool contracted_first : {false, true})
+          for (const bool vector_results : {true, false}) {
+            tiled_limits l = tiled_limits_of(eng);
+            l.contracted_first = contracted_first;
+            l.vector_results = vector_results;
+            tiled_record alt;
+            if (!describe_tiled(lowered[k], elem, o.a, o.b, o.d, alt, l)) continue;
+            bool seen = alt.contracted_first == o.tiled_rec.contracted_first && alt.vec_kind == o.tiled_rec.vec_kind;
+            for (const tiled_record& x : o.tiled_alts) seen = seen || (alt.contracted_first == x.contracted_first && alt.vec_kind == x.vec_kind);
+            if (!seen) o.tiled_alts.push_back(alt);
+          }
       }
       if (tiled_choice == options::choice::always) ++tiled_chosen_;
     }
     ops_.push_back(std::move(o));
     op_steps_.push_back(kk);
   }
+  type_ = p.type;  // before the timing below: the launches dispatch on it
   if (skinny_choice == options::choice::automatic || tiled_choice == options::choice::automatic) choose_kernels_by_timing();
   if (!p.tree.steps.empty()) {
     result_ = ptr_of(static_cast<int>(n + steps - 1));
     result_bytes_ = static_cast<std::size_t>(element_count(net.shape_of(p.tree.steps.back().out))) * elem;
   }
-  type_ = p.type;
 
   // 4. Capture once, after every plan exists (no plan creation, allocation or event polling inside).
   if (eng.opts().use_graph) {
@@ -245,7 +274,7 @@ compiled_program::~compiled_program() {
 void compiled_program::release_buffers() noexcept {
   try {
     const device::stream_handle stream = eng_->stream_handle();
-    for (void** b : {&table_, &scratch_, &workspace_, &arena_, &input_block_}) {
+    for (void** b : {&table_, &scratch_, &arena_, &input_block_}) {
       if (*b != nullptr) eng_->pool().deallocate(*b, stream);
       *b = nullptr;
     }
@@ -278,13 +307,15 @@ void compiled_program::choose_kernels_by_timing() {
       if ((!o.skinny && !o.tiled) || !o.plan) continue;
       const bool was_skinny = o.skinny, was_tiled = o.tiled;
       float with_kernel = time_op(o);
-      if (o.tiled && o.has_tiled_alt) {
-        std::swap(o.tiled_rec, o.tiled_alt);
-        const float with_alt = time_op(o);
-        if (with_alt < with_kernel) {
-          with_kernel = with_alt;
-        } else {
-          std::swap(o.tiled_rec, o.tiled_alt);
+      if (o.tiled) {
+        for (tiled_record& alt : o.tiled_alts) {
+          std::swap(o.tiled_rec, alt);
+          const float with_alt = time_op(o);
+          if (with_alt < with_kernel) {
+            with_kernel = with_alt;
+          } else {
+            std::swap(o.tiled_rec, alt);
+          }
         }
       }
       o.skinny = o.tiled = false;
@@ -317,12 +348,32 @@ void compiled_program::enqueue_op(const op& o) {
   } else if (!o.plan) {
     TNRT_CUDA(cudaMemcpyAsync(o.d, o.a, o.bytes, cudaMemcpyDeviceToDevice, eng_->stream()));
   } else {
-    eng_->enqueue(*o.plan, o.a, o.b, o.d, workspace_, workspace_bytes_);
+    eng_->enqueue(*o.plan, o.a, o.b, o.d, o.workspace, o.workspace_bytes);
   }
 }
 
 void compiled_program::enqueue_all() {
   for (const op& o : ops_) enqueue_op(o);
+}
+
+std::vector<std::string> compiled_program::op_kernels() const {
+  std::vector<std::string> out;
+  out.reserve(ops_.size());
+  for (const op& o : ops_) {
+    if (o.fused_records != nullptr) {
+      out.emplace_back("fused");
+    } else if (o.tiled) {
+      const tiled_record& r = o.tiled_rec;
+      std::string s = r.contracted_first != 0 ? "tiled k-first" : "tiled";
+      s += r.vec_kind == tiled_same_values ? " vec-values" : r.vec_kind == tiled_same_coefs ? " vec-coefs" : r.reuse != 0 ? " reuse" : "";
+      out.push_back(s);
+    } else if (o.skinny) {
+      out.emplace_back("skinny");
+    } else {
+      out.emplace_back(o.plan ? "library" : "copy");
+    }
+  }
+  return out;
 }
 
 std::vector<float> compiled_program::profile_steps() {

@@ -43,11 +43,18 @@ class compiled_program {
 
   [[nodiscard]] double compile_ms() const noexcept { return compile_ms_; }
   [[nodiscard]] const memory_plan& plan() const noexcept { return mplan_; }
+  /// The largest cuTENSOR workspace of one step; every step's workspace lives in the arena (the
+  /// memory plan places it as a buffer live at its step only).
   [[nodiscard]] std::size_t workspace_bytes() const noexcept { return workspace_bytes_; }
-  [[nodiscard]] std::size_t device_bytes() const noexcept { return mplan_.arena_bytes + workspace_bytes_ + inputs_total_ + scratch_bytes_; }
+  /// The plan's lower bound counting tensors only (plan().lower_bound_bytes counts workspaces too).
+  [[nodiscard]] std::size_t tensor_bound_bytes() const noexcept { return tensor_bound_bytes_; }
+  [[nodiscard]] std::size_t device_bytes() const noexcept { return mplan_.arena_bytes + inputs_total_ + scratch_bytes_ + table_bytes_; }
   [[nodiscard]] const fusion_plan& fusion() const noexcept { return fusion_; }
   /// The tree step each op runs, in order (-1: the fused launch; -2: the copy of a step-less tree).
   [[nodiscard]] const std::vector<int>& op_steps() const noexcept { return op_steps_; }
+  /// What runs each op: "fused", "copy", "library", "skinny", or "tiled" with its layout (for the
+  /// step profile).
+  [[nodiscard]] std::vector<std::string> op_kernels() const;
   /// Skinny-eligible steps given to tnrt's kernel / left to cuTENSOR by the compile-time timing.
   [[nodiscard]] int skinny_chosen() const noexcept { return skinny_chosen_; }
   [[nodiscard]] int skinny_rejected() const noexcept { return skinny_rejected_; }
@@ -66,13 +73,16 @@ class compiled_program {
     const void* a = nullptr;
     const void* b = nullptr;
     void* d = nullptr;
+    void* workspace = nullptr;  // this step's cuTENSOR workspace, in the arena
+    std::uint64_t workspace_bytes = 0;
     std::size_t bytes = 0;
     bool skinny = false;  // tnrt's streaming kernel instead of the plan
     skinny_record skinny_rec;
     bool tiled = false;  // tnrt's tiled streaming kernel instead of the plan
     tiled_record tiled_rec;
-    tiled_record tiled_alt;  // the other shared-memory layout (automatic: timed against tiled_rec)
-    bool has_tiled_alt = false;
+    /// Other plans of the same step (the other shared-memory layout, scalar results): `automatic`
+    /// times each against tiled_rec and keeps the fastest there.
+    std::vector<tiled_record> tiled_alts;
     const small_step_record* fused_records = nullptr;  // the fused launch of absorbed small steps
     const int* fused_begin = nullptr;
     int fused_subtrees = 0;
@@ -90,15 +100,16 @@ class compiled_program {
   std::size_t inputs_total_ = 0;
   void* input_block_ = nullptr;
   void* arena_ = nullptr;
-  void* workspace_ = nullptr;
   void* scratch_ = nullptr;       // absorbed small steps' intermediates
   std::size_t scratch_bytes_ = 0;
   void* table_ = nullptr;         // their records and subtree offsets
+  std::size_t table_bytes_ = 0;
   fusion_plan fusion_;
   std::vector<int> op_steps_;
   int skinny_chosen_ = 0, skinny_rejected_ = 0, tiled_chosen_ = 0, tiled_rejected_ = 0;
   dtype type_ = dtype::f32;
   std::size_t workspace_bytes_ = 0;
+  std::size_t tensor_bound_bytes_ = 0;
   void* result_ = nullptr;
   std::size_t result_bytes_ = 0;
   cudaGraph_t graph_ = nullptr;

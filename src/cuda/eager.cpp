@@ -62,8 +62,9 @@ bool describe_tiled_for(const engine& eng, const lowered_step& s, std::size_t el
   tiled_limits l = tiled_limits_of(eng);
   if (!describe_tiled(s, element_bytes, a, b, d, out, l)) return false;
   // Many contracted combinations: vector loads of a result's values beat the 16-byte copies
-  // (measured on the reference network's steps, docs/results.md).
-  if (out.k_count >= 8) {
+  // (measured on the reference network's steps, docs/results.md), unless a vector layout of the
+  // results applies.
+  if (out.k_count >= 8 && out.vec_kind == tiled_scalar) {
     l.contracted_first = true;
     tiled_record alt;
     if (describe_tiled(s, element_bytes, a, b, d, alt, l)) out = alt;

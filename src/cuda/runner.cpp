@@ -55,21 +55,22 @@ void write_step_profile(const char* path, const problem& p, compiled_program& pr
   const std::vector<float> ms = prog.profile_steps();
   std::FILE* f = std::fopen(path, "w");
   if (f == nullptr) throw io_error(std::string("cannot write ") + path);
-  std::fprintf(f, "op,step,lhs_rank,rhs_rank,out_rank,bytes,ms,gbps\n");
+  std::fprintf(f, "op,step,lhs_rank,rhs_rank,out_rank,bytes,ms,gbps,kernel\n");
+  const std::vector<std::string> kernels = prog.op_kernels();
   const auto labels = operand_labels(p.net, p.tree);
   const std::size_t n = p.net.inputs.size();
   auto elems = [&](int id) -> double { return id < 0 ? 0.0 : static_cast<double>(element_count(p.net.shape_of(labels[static_cast<std::size_t>(id)]))); };
   for (std::size_t i = 0; i < ms.size(); ++i) {
     const int k = prog.op_steps()[i];
     if (k < 0) {
-      std::fprintf(f, "%zu,%s,0,0,0,0,%.6f,0\n", i, k == -1 ? "fused" : "copy", static_cast<double>(ms[i]));
+      std::fprintf(f, "%zu,%s,0,0,0,0,%.6f,0,%s\n", i, k == -1 ? "fused" : "copy", static_cast<double>(ms[i]), kernels[i].c_str());
       continue;
     }
     const step& s = p.tree.steps[static_cast<std::size_t>(k)];
     const double bytes = (elems(s.lhs) + elems(s.rhs) + elems(static_cast<int>(n) + k)) * static_cast<double>(size_of(p.type));
     const double t = ms[i];
-    std::fprintf(f, "%zu,%d,%zu,%zu,%zu,%.0f,%.6f,%.1f\n", i, k, labels[static_cast<std::size_t>(s.lhs)].size(),
-                 s.rhs >= 0 ? labels[static_cast<std::size_t>(s.rhs)].size() : 0, s.out.size(), bytes, t, t > 0 ? bytes / (t * 1e6) : 0.0);
+    std::fprintf(f, "%zu,%d,%zu,%zu,%zu,%.0f,%.6f,%.1f,%s\n", i, k, labels[static_cast<std::size_t>(s.lhs)].size(),
+                 s.rhs >= 0 ? labels[static_cast<std::size_t>(s.rhs)].size() : 0, s.out.size(), bytes, t, t > 0 ? bytes / (t * 1e6) : 0.0, kernels[i].c_str());
   }
   std::fclose(f);
 }
@@ -144,6 +145,8 @@ run_result run(const run_request& req) {
     compiled_program prog(eng, p);
     out.compile_ms = prog.compile_ms();
     out.plan_lower_bound_bytes = prog.plan().lower_bound_bytes;
+    out.plan_arena_bytes = prog.plan().arena_bytes;
+    out.plan_tensor_bound_bytes = prog.tensor_bound_bytes();
     out.peak_device_bytes = prog.device_bytes();
     progress("compile", 1, 1);
     for (std::size_t i = 0; i < req.inputs.size(); ++i)

@@ -28,6 +28,15 @@ __device__ __forceinline__ void store_stream(device_complex<R>* p, const device_
   __stcs(&p->im, v.im);
 }
 
+// 16 bytes of results, streaming (p 16-byte aligned).
+template <class T, int VD>
+__device__ __forceinline__ void store_vector(T* p, const T (&v)[VD]) {
+  static_assert(sizeof(T) * VD == 16);
+  float4 w;
+  memcpy(&w, v, 16);
+  __stcs(reinterpret_cast<float4*>(p), w);
+}
+
 // Bytes of one asynchronous copy of V elements.
 template <class T, int V>
 struct copy_unit {
@@ -117,10 +126,30 @@ __device__ __forceinline__ void load_values(const tiled_record& r, const T* sl, 
 // in registers; per result and contracted combination the loop is one shared load and one FMA.
 // Tile bases are computed once per tile by the first warp, a group ahead of their copies.
 // Same arithmetic and indexing as evaluate_tiled (src/core/tiled_index.hpp).
-template <class T, int K_MAX, int V, bool REUSE>
+// MODE: how a thread holds its results (tiled_vec_kind):
+//   0 scalar, 1 scalar reusing the previous result's values (record.reuse),
+//   2 vectors of VD adjacent results sharing slab values (tiled_same_values),
+//   3 vectors of VD adjacent results sharing coefficients (tiled_same_coefs).
+// In the vector modes result e0 + u (e0 a multiple of VD, u < VD) of a tile is the thread's when
+// (e0 / VD) % threads is its index; results are stored 16 bytes at a time (vec_store).
+template <class T, int K_MAX, int MODE>
+struct results_of {
+  static constexpr bool vector = MODE >= 2;
+  static constexpr int vd = vector ? tiled_vec_d(sizeof(T)) : 1;
+  static constexpr int outs =
+      tiled_outputs_for(sizeof(T), K_MAX, MODE == 3 ? tiled_same_coefs : MODE == 2 ? tiled_same_values : tiled_scalar);
+  static constexpr int runs = outs / vd;                 // vectors (or results) per thread
+  static constexpr int coefs = MODE == 3 ? runs : outs;  // coefficient sets per thread
+};
+
+template <class T, int K_MAX, int V, int MODE>
 __global__ void __launch_bounds__(threads, 2) tiled_kernel(const __grid_constant__ tiled_record r) {
+  using layout = results_of<T, K_MAX, MODE>;
   constexpr int copies = tiled_reg_bytes / static_cast<int>(copy_unit<T, V>::bytes);
-  constexpr int outs = tiled_outputs(sizeof(T), K_MAX);
+  constexpr int outs = layout::outs;
+  constexpr int VD = layout::vd;
+  constexpr int runs = layout::runs;
+  static_assert(outs % VD == 0);
   constexpr int stages = tiled_stages;
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ long long bases[ring][tiled_max_group][2];
@@ -144,19 +173,31 @@ __global__ void __launch_bounds__(threads, 2) tiled_kernel(const __grid_constant
 #pragma unroll
   for (int s = 0; s < stages; ++s) group_bases(r, first + static_cast<unsigned>(s) * step, count, bases, s, tid);
   __syncthreads();  // Small is staged, the first bases known
-  std::int32_t d_off[outs];
-  std::int32_t slot[outs];
-  T coef[outs][K_MAX];
+  std::int32_t d_off[runs];
+  std::int32_t slot[runs];
+  T coef[layout::coefs][K_MAX];
 #pragma unroll
-  for (int i = 0; i < outs; ++i) {
-    const int e = tid + i * threads;
+  for (int j = 0; j < runs; ++j) {
+    const int e0 = (tid + j * threads) * VD;
     std::uint32_t pack = 0;
-    d_off[i] = 0;
-    if (e < r.tile_d) tiled_index::d_entry(r, e, d_off[i], pack);
-    slot[i] = static_cast<std::int32_t>(pack & 0xFFFFU);
-    const T* sm = small + (pack >> 16U);
+    d_off[j] = 0;
+    if (e0 < r.tile_d) tiled_index::d_entry(r, e0, d_off[j], pack);
+    slot[j] = static_cast<std::int32_t>(pack & 0xFFFFU);
+    if constexpr (MODE == 2) {
 #pragma unroll
-    for (int k = 0; k < K_MAX; ++k) coef[i][k] = (e < r.tile_d && k < r.k_count) ? sm[r.k_pack[k] >> 16U] : T{};
+      for (int u = 0; u < VD; ++u) {
+        std::int32_t off_u = 0;
+        std::uint32_t pack_u = 0;
+        if (e0 < r.tile_d) tiled_index::d_entry(r, e0 + u, off_u, pack_u);
+        const T* sm = small + (pack_u >> 16U);
+#pragma unroll
+        for (int k = 0; k < K_MAX; ++k) coef[j * VD + u][k] = (e0 < r.tile_d && k < r.k_count) ? sm[r.k_pack[k] >> 16U] : T{};
+      }
+    } else {
+      const T* sm = small + (pack >> 16U);
+#pragma unroll
+      for (int k = 0; k < K_MAX; ++k) coef[j][k] = (e0 < r.tile_d && k < r.k_count) ? sm[r.k_pack[k] >> 16U] : T{};
+    }
   }
 
   const T* big = static_cast<const T*>(r.big);
@@ -179,7 +220,46 @@ __global__ void __launch_bounds__(threads, 2) tiled_kernel(const __grid_constant
       if (g * static_cast<unsigned>(r.group) + static_cast<unsigned>(m) >= count) break;
       const T* slab = slabs + stage * stage_elems + static_cast<std::ptrdiff_t>(m) * r.tile_big;
       T* const dt = d + bases[here][m][1];
-      if constexpr (REUSE) {
+      if constexpr (MODE >= 2) {
+#pragma unroll
+        for (int j = 0; j < runs; ++j) {
+          if ((tid + j * threads) * VD < r.tile_d) {
+            T vals[VD];
+            const T* sl = slab + slot[j];
+            if constexpr (MODE == 2) {
+              T v[K_MAX];
+              load_values<T, K_MAX>(r, sl, v);
+#pragma unroll
+              for (int u = 0; u < VD; ++u) {
+                T acc{};
+#pragma unroll
+                for (int k = 0; k < K_MAX; ++k)
+                  if (k < r.k_count) acc += v[k] * coef[j * VD + u][k];
+                vals[u] = acc;
+              }
+            } else {
+#pragma unroll
+              for (int u = 0; u < VD; ++u) vals[u] = T{};
+#pragma unroll
+              for (int k = 0; k < K_MAX; ++k) {
+                if (k < r.k_count) {
+                  T w[VD];
+                  const uint4 raw = *reinterpret_cast<const uint4*>(sl + (r.k_pack[k] & 0xFFFFU));
+                  memcpy(w, &raw, 16);
+#pragma unroll
+                  for (int u = 0; u < VD; ++u) vals[u] += w[u] * coef[j][k];
+                }
+              }
+            }
+            if (r.vec_store != 0) {
+              store_vector<T, VD>(dt + d_off[j], vals);
+            } else {
+#pragma unroll
+              for (int u = 0; u < VD; ++u) store_stream(dt + d_off[j] + u, vals[u]);
+            }
+          }
+        }
+      } else if constexpr (MODE == 1) {
         T v[K_MAX];
 #pragma unroll
         for (int i = 0; i < outs; ++i) {
@@ -231,11 +311,11 @@ int multiprocessors() {
   return count;
 }
 
-template <class T, int K_MAX, int V, bool REUSE>
+template <class T, int K_MAX, int V, int MODE>
 void launch_kernel(const tiled_record& r, cudaStream_t stream) {
   static std::once_flag attribute_set;
   std::call_once(attribute_set, [] {
-    TNRT_CUDA(cudaFuncSetAttribute(tiled_kernel<T, K_MAX, V, REUSE>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_dynamic_shared));
+    TNRT_CUDA(cudaFuncSetAttribute(tiled_kernel<T, K_MAX, V, MODE>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_dynamic_shared));
   });
   const std::size_t smem = r.shared_bytes(sizeof(T));
   // Blocks per multiprocessor, by shared-memory size: the occupancy query costs host time on every
@@ -249,25 +329,40 @@ void launch_kernel(const tiled_record& r, cudaStream_t stream) {
       if (bytes == smem) per_sm = blocks;
   }
   if (per_sm < 0) {
-    TNRT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tiled_kernel<T, K_MAX, V, REUSE>, threads, smem));
+    TNRT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tiled_kernel<T, K_MAX, V, MODE>, threads, smem));
     const std::lock_guard<std::mutex> lock(occupancy_mutex);
     occupancy.emplace_back(smem, per_sm);
   }
   const long long resident = static_cast<long long>(std::max(per_sm, 1)) * multiprocessors();
   const long long groups = (r.tile_count + r.group - 1) / r.group;
   const auto grid = static_cast<unsigned>(std::min<long long>(groups, resident));
-  tiled_kernel<T, K_MAX, V, REUSE><<<grid, threads, smem, stream>>>(r);
+  tiled_kernel<T, K_MAX, V, MODE><<<grid, threads, smem, stream>>>(r);
   TNRT_CUDA(cudaGetLastError());
 }
 
 // Reusing a result's values across results costs registers (they live across results): only
 // records whose results share values (s_free modes past the first tiled_threads results) take it.
+// The vector layouts exist for elements under 16 bytes; same_values only where a thread's results
+// are whole vectors (describe_tiled plans it only then).
 template <class T, int K_MAX, int V>
 void launch_as(const tiled_record& r, cudaStream_t stream) {
+  if constexpr (sizeof(T) < 16) {
+    if (r.vec_kind == tiled_same_coefs) {
+      launch_kernel<T, K_MAX, V, 3>(r, stream);
+      return;
+    }
+    if constexpr (tiled_outputs(sizeof(T), K_MAX) % tiled_vec_d(sizeof(T)) == 0) {
+      if (r.vec_kind == tiled_same_values) {
+        launch_kernel<T, K_MAX, V, 2>(r, stream);
+        return;
+      }
+    }
+  }
+  if (r.vec_kind != tiled_scalar) throw internal_error("launch_tiled: a vector layout the kernel does not take for this record");
   if (r.reuse != 0) {
-    launch_kernel<T, K_MAX, V, true>(r, stream);
+    launch_kernel<T, K_MAX, V, 1>(r, stream);
   } else {
-    launch_kernel<T, K_MAX, V, false>(r, stream);
+    launch_kernel<T, K_MAX, V, 0>(r, stream);
   }
 }
 

@@ -211,10 +211,17 @@ const tiled_limits device_limit_sets[] = {
     // contracted modes staged first (vector loads of a result's values)
     tiled_limits{48 * 1024, 1, 256, 64, 4096, 96 * 1024, 16 * 1024, true},
     tiled_limits{48 * 1024, 1, 4, 1, 4096, 96 * 1024, 2 * 1024, true},
+    // the default caps (larger tiles for results in vectors sharing coefficients), and scalar results
+    tiled_limits{48 * 1024, 1},
+    tiled_limits{48 * 1024, 1, 256, 64, 4096, 96 * 1024, 16 * 1024, false, false},
+};
+
+struct device_counts {
+  int launched = 0, plans = 0, vectorized = 0, partial = 0, same_values = 0, same_coefs = 0, unaligned_d = 0;
 };
 
 template <class T>
-void tiled_steps_on_device(engine& eng, std::uint64_t seed, int count, int& launched, int& plans, int& vectorized, int& partial) {
+void tiled_steps_on_device(engine& eng, std::uint64_t seed, int count, device_counts& c) {
   std::mt19937_64 rng(seed);
   for (int i = 0; i < count; ++i) {
     kerntest::tiled_expectation ex;
@@ -233,17 +240,21 @@ void tiled_steps_on_device(engine& eng, std::uint64_t seed, int count, int& laun
     const std::vector<double> bound = kerntest::magnitude_bound<T>(l, a.host, b.host, d_size);
     const double tol = 4.0 * static_cast<double>(kerntest::sum_length(l) + 2) * kerntest::eps_of<T>();  // the GPU may use FMAs
     for (const tiled_limits& lim : device_limit_sets) {
-      ++plans;
+      ++c.plans;
       mirrored<T> d = make_result<T>(sc.d, sc.extents);
-      to_device(eng, d);
+      // Every fourth step: D one element off too (vector layouts store result by result).
+      to_device(eng, d, i % 4 == 3 ? 1 : 0);
       tiled_record r;
       if (describe_tiled(l, sizeof(T), a.dev, b.dev, d.dev, r, lim)) {
         SCOPED_TRACE("record: " + kerntest::describe(r));
         cuda::launch_tiled(dtype_of<T>::value, r, eng.stream());
         from_device(eng, d);
-        ++launched;
-        if (r.vec > 1) ++vectorized;
-        if (r.group > 1 && r.tile_count % r.group != 0) ++partial;
+        ++c.launched;
+        if (r.vec > 1) ++c.vectorized;
+        if (r.group > 1 && r.tile_count % r.group != 0) ++c.partial;
+        if (r.vec_kind == tiled_same_values) ++c.same_values;
+        if (r.vec_kind == tiled_same_coefs) ++c.same_coefs;
+        if (r.vec_kind != tiled_scalar && r.vec_store == 0) ++c.unaligned_d;
         kerntest::check_d<T>(l, d.host, want, bound, tol);
       }
       release(eng, d);
@@ -262,16 +273,20 @@ TEST(CudaTiled, RandomStepsMatchEvaluateLowered) {
   const int per_dtype = 150;
   std::printf("[tiled kernel] seed %llu (+0..3 by dtype), %d steps per dtype, %zu limit sets\n", static_cast<unsigned long long>(seed), per_dtype,
               std::size(device_limit_sets));
-  int launched = 0, plans = 0, vectorized = 0, partial = 0;
-  tiled_steps_on_device<float>(eng, seed, per_dtype, launched, plans, vectorized, partial);
-  tiled_steps_on_device<double>(eng, seed + 1, per_dtype, launched, plans, vectorized, partial);
-  tiled_steps_on_device<std::complex<float>>(eng, seed + 2, per_dtype, launched, plans, vectorized, partial);
-  tiled_steps_on_device<std::complex<double>>(eng, seed + 3, per_dtype, launched, plans, vectorized, partial);
-  std::printf("[tiled kernel] %d of %d plans launched and checked (%d with vector copies, %d with a partial last group of tiles)\n", launched, plans,
-              vectorized, partial);
-  EXPECT_GT(launched, plans / 2);
-  EXPECT_GT(vectorized, 20);
-  EXPECT_GT(partial, 20);
+  device_counts c;
+  tiled_steps_on_device<float>(eng, seed, per_dtype, c);
+  tiled_steps_on_device<double>(eng, seed + 1, per_dtype, c);
+  tiled_steps_on_device<std::complex<float>>(eng, seed + 2, per_dtype, c);
+  tiled_steps_on_device<std::complex<double>>(eng, seed + 3, per_dtype, c);
+  std::printf("[tiled kernel] %d of %d plans launched and checked (%d with vector copies, %d with a partial last group of tiles, results in vectors "
+              "sharing values %d / sharing coefficients %d, %d of those to an unaligned D)\n",
+              c.launched, c.plans, c.vectorized, c.partial, c.same_values, c.same_coefs, c.unaligned_d);
+  EXPECT_GT(c.launched, c.plans / 2);
+  EXPECT_GT(c.vectorized, 20);
+  EXPECT_GT(c.partial, 20);
+  EXPECT_GT(c.same_values, 20);
+  EXPECT_GT(c.same_coefs, 20);
+  EXPECT_GT(c.unaligned_d, 5);
   eng.synchronize();
 }
 

@@ -173,8 +173,9 @@ inline step_case reference_like_step(std::mt19937_64& rng, int big_rank, int sma
 
 /// The most results one tile may hold under `lim` for this element size and number of contracted
 /// combinations (each thread keeps its results' Small coefficients in registers: tiled_outputs).
-inline i64 max_tile_d_of(const tiled_limits& lim, std::size_t element_bytes, i64 k_count) {
-  return std::min<i64>(lim.max_tile_d, i64{tiled_threads} * tiled_outputs(element_bytes, tiled_k_max(k_count)));
+/// (Threads of the same_coefs layout hold tiled_vec_d times as many: tiled_outputs_for.)
+inline i64 max_tile_d_of(const tiled_limits& lim, std::size_t element_bytes, i64 k_count, std::int32_t vec_kind = tiled_scalar) {
+  return std::min<i64>(lim.max_tile_d, i64{tiled_threads} * tiled_outputs_for(element_bytes, tiled_k_max(k_count), vec_kind));
 }
 
 /// Whether a tile of `free` elements of free modes (times the inner parts) fits the caps and the
@@ -252,7 +253,7 @@ inline void check_tiled_shape(const tiled_record& r, const tiled_expectation& e,
   }
   EXPECT_EQ(p, r.tile_count) << "product of outer_extent";
   EXPECT_LE(r.tile_big, tiled_max_tile_big(element_bytes));
-  EXPECT_LE(r.tile_d, max_tile_d_of(lim, element_bytes, r.k_count));
+  EXPECT_LE(r.tile_d, max_tile_d_of(lim, element_bytes, r.k_count, r.vec_kind));
   EXPECT_LE(r.k_count, tiled_max_k_for(element_bytes));
   EXPECT_LE(r.tile_count, i64{std::numeric_limits<std::int32_t>::max()}) << "the kernel numbers tiles in 32 bits";
   // Tiles grouped per pipeline stage: at least one, no more than there are tiles, and more than one
@@ -289,6 +290,54 @@ inline void check_tiled_vec(const tiled_record& r, std::size_t element_bytes) {
   }
   for (int g = 0; g < r.n_outer; ++g) ASSERT_EQ(r.outer_big[g] % v, 0) << "outer group " << g << ": Big stride " << r.outer_big[g];
   ASSERT_EQ(reinterpret_cast<std::uintptr_t>(r.big) % 16, 0U) << "Big's base is not 16-byte aligned";
+}
+
+/// Vector layouts of a thread's results (tiled_vec_kind): only under vector_results, only with
+/// 16 bytes' worth of results per vector, and what the kernel assumes of every run of vec_d results
+/// e0 .. e0 + vec_d - 1 (e0 a multiple of vec_d) holds: D offsets off(e0) + u with off(e0) a
+/// multiple of vec_d in every tile; same_values: one slab slot for the run; same_coefs: slots
+/// slot(e0) + u (a multiple of vec_d, and so is every contracted slot), one Small offset. 16-byte
+/// stores (vec_store) only from a 16-byte aligned D.
+inline void check_tiled_vec_results(const tiled_record& r, std::size_t element_bytes, const tiled_limits& lim) {
+  if (r.vec_kind == tiled_scalar) {
+    EXPECT_EQ(r.vec_d, 1);
+    EXPECT_EQ(r.vec_store, 0);
+    return;
+  }
+  ASSERT_TRUE(lim.vector_results) << "vector layout " << r.vec_kind << " though the limits ask for scalar results";
+  ASSERT_TRUE(r.vec_kind == tiled_same_values || r.vec_kind == tiled_same_coefs) << "vec_kind " << r.vec_kind;
+  const std::int32_t v = r.vec_d;
+  ASSERT_EQ(static_cast<std::size_t>(v) * element_bytes, 16U) << "vec_d " << v;
+  ASSERT_EQ(r.tile_d % v, 0);
+  EXPECT_EQ(r.vec_store, reinterpret_cast<std::uintptr_t>(r.d) % 16 == 0 ? 1 : 0) << "16-byte stores exactly when D is aligned";
+  if (r.vec_kind == tiled_same_values) {
+    ASSERT_EQ(tiled_outputs(element_bytes, tiled_k_max(r.k_count)) % v, 0) << "a thread's results must be whole vectors";
+  } else {
+    ASSERT_EQ(r.tile_big % v, 0);
+    for (std::int32_t k = 0; k < r.k_count; ++k) ASSERT_EQ((tiled_index::k_entry(r, k) & 0xFFFFU) % static_cast<std::uint32_t>(v), 0U) << "k " << k;
+  }
+  for (int g = 0; g < r.n_outer; ++g) ASSERT_EQ(r.outer_d[g] % v, 0) << "outer group " << g << ": D stride " << r.outer_d[g];
+  for (std::int32_t e0 = 0; e0 < r.tile_d; e0 += v) {
+    std::int32_t off0 = 0;
+    std::uint32_t p0 = 0;
+    tiled_index::d_entry(r, e0, off0, p0);
+    ASSERT_EQ(off0 % v, 0) << "result " << e0 << ": D offset " << off0 << " breaks the 16-byte alignment";
+    if (r.vec_kind == tiled_same_coefs) {
+      ASSERT_EQ((p0 & 0xFFFFU) % static_cast<std::uint32_t>(v), 0U) << "result " << e0 << ": slot " << (p0 & 0xFFFFU);
+    }
+    for (std::int32_t u = 1; u < v; ++u) {
+      std::int32_t off = 0;
+      std::uint32_t p = 0;
+      tiled_index::d_entry(r, e0 + u, off, p);
+      ASSERT_EQ(off, off0 + u) << "results " << e0 << ".." << e0 + v - 1 << " are not adjacent in D";
+      if (r.vec_kind == tiled_same_values) {
+        ASSERT_EQ(p & 0xFFFFU, p0 & 0xFFFFU) << "result " << e0 + u << " does not share its run's slab values";
+      } else {
+        ASSERT_EQ(p & 0xFFFFU, (p0 & 0xFFFFU) + static_cast<std::uint32_t>(u)) << "result " << e0 + u << ": slot not adjacent";
+        ASSERT_EQ(p >> 16U, p0 >> 16U) << "result " << e0 + u << " does not share its run's coefficients";
+      }
+    }
+  }
 }
 
 /// Every offset the record forms, through the tiled_index functions: slab slots and Small offsets
@@ -370,7 +419,8 @@ inline void check_tiled_offsets(const tiled_record& r, const std::vector<i64>& b
 inline std::string describe(const tiled_record& r) {
   std::ostringstream os;
   os << "tile_count " << r.tile_count << " tile_big " << r.tile_big << " tile_d " << r.tile_d << " k_count " << r.k_count << " small_span " << r.small_span
-     << " vec " << r.vec << " group " << r.group << "\n    slab (extent/stride):";
+     << " vec " << r.vec << " group " << r.group << " vec_kind " << r.vec_kind << " vec_d " << r.vec_d << " vec_store " << r.vec_store
+     << "\n    slab (extent/stride):";
   for (int i = 0; i < r.n_big; ++i) os << " " << r.big_extent[i] << "/" << r.big_stride[i];
   os << "\n    D tile (extent/stride/slot/small):";
   for (int i = 0; i < r.n_d; ++i) os << " " << r.d_extent[i] << "/" << r.d_stride[i] << "/" << r.d_slot[i] << "/" << r.d_small[i];

@@ -70,11 +70,13 @@ const named_limits limit_sets[] = {
     {"contig 64, shared 12 KiB", tiled_limits{8 * 1024, 1, 64, 1, 8192, 12 * 1024}},
     {"contig 256, contracted first", tiled_limits{48 * 1024, 1, 256, 64, 8192, 96 * 1024, 16 * 1024, true}},
     {"contig 4, contracted first, small stages", tiled_limits{48 * 1024, 1, 4, 1, 8192, 96 * 1024, 2 * 1024, true}},
+    {"contig 256, scalar results", tiled_limits{48 * 1024, 1, 256, 64, 8192, 96 * 1024, 16 * 1024, false, false}},
 };
 
 struct tiled_stats {
   int steps = 0, accepted = 0, refused_expected = 0, refused_within = 0;
   int multi_tile = 0, split = 0, small_is_rhs = 0, batch = 0, one_sided = 0, diagonal = 0, contracted = 0, vector_copies = 0, grouped = 0, partial_group = 0;
+  int same_values = 0, same_coefs = 0;
 };
 
 // The lowered operand without its stride-0 (broadcast) modes: the elements it really holds.
@@ -144,6 +146,7 @@ void check_tiled_step(std::mt19937_64& rng, const kerntest::step_case& sc, const
     EXPECT_EQ(r.d, static_cast<void*>(got.data()));
     kerntest::check_tiled_shape(r, ex, sizeof(T), nl.lim);
     kerntest::check_tiled_vec(r, sizeof(T));
+    kerntest::check_tiled_vec_results(r, sizeof(T), nl.lim);
     kerntest::check_tiled_offsets(r, big_offsets, static_cast<i64>(sc.small_side == 0 ? span_b : span_a), d_offsets, static_cast<i64>(span_d));
     if (::testing::Test::HasFailure()) return;
     // The same plan for operands one element off a 16-byte boundary: no vector copies of Big there.
@@ -152,6 +155,11 @@ void check_tiled_step(std::mt19937_64& rng, const kerntest::step_case& sc, const
       ASSERT_TRUE(describe_tiled(l, sizeof(T), a.data() + 1, b.data() + 1, got.data(), shifted, nl.lim));
       kerntest::check_tiled_vec(shifted, sizeof(T));
       EXPECT_EQ(shifted.tile_big, r.tile_big);
+      // D one element off: the same layout, stored result by result.
+      tiled_record shifted_d;
+      ASSERT_TRUE(describe_tiled(l, sizeof(T), a.data(), b.data(), got.data() + 1, shifted_d, nl.lim));
+      EXPECT_EQ(shifted_d.vec_kind, r.vec_kind);
+      EXPECT_EQ(shifted_d.vec_store, 0);
     }
     evaluate_tiled<T>(r);
     if (kerntest::check_d<T>(l, got, want, bound, tol) > 0) return;
@@ -163,6 +171,8 @@ void check_tiled_step(std::mt19937_64& rng, const kerntest::step_case& sc, const
     if (ex.diagonal) ++st.diagonal;
     if (r.n_k > 0) ++st.contracted;
     if (r.vec > 1) ++st.vector_copies;
+    if (r.vec_kind == tiled_same_values) ++st.same_values;
+    if (r.vec_kind == tiled_same_coefs) ++st.same_coefs;
     if (r.group > 1) ++st.grouped;
     if (r.group > 1 && r.tile_count % r.group != 0) ++st.partial_group;
   }
@@ -191,10 +201,10 @@ TEST(Tiled, RandomStepsMatchEvaluateLowered) {
   random_tiled_steps<std::complex<double>>(seed + 3, per_dtype, st);
   const int plans = st.steps * static_cast<int>(std::size(limit_sets));
   std::printf("[tiled] %d steps, %d plans: %d accepted and checked (several tiles %d, split free mode %d, small is rhs %d, batch %d, one-sided sums %d, "
-              "diagonals %d, contracted %d, vector copies %d, tiles grouped %d, a partial last group %d), %d refused as expected, %d refused though "
-              "the roles fit\n",
+              "diagonals %d, contracted %d, vector copies %d, tiles grouped %d, a partial last group %d, results in vectors sharing values %d / "
+              "sharing coefficients %d), %d refused as expected, %d refused though the roles fit\n",
               st.steps, plans, st.accepted, st.multi_tile, st.split, st.small_is_rhs, st.batch, st.one_sided, st.diagonal, st.contracted,
-              st.vector_copies, st.grouped, st.partial_group, st.refused_expected, st.refused_within);
+              st.vector_copies, st.grouped, st.partial_group, st.same_values, st.same_coefs, st.refused_expected, st.refused_within);
   EXPECT_EQ(st.steps, 4 * per_dtype);
   EXPECT_EQ(st.refused_within, 0) << "steps within the limits (small operands, few modes) must be taken";
   EXPECT_GT(st.accepted, plans / 2) << "too few plans accepted: the test would pass vacuously";
@@ -206,6 +216,8 @@ TEST(Tiled, RandomStepsMatchEvaluateLowered) {
   EXPECT_GT(st.diagonal, 30);
   EXPECT_GT(st.vector_copies, 100);
   EXPECT_GT(st.partial_group, 50);
+  EXPECT_GT(st.same_values, 50);
+  EXPECT_GT(st.same_coefs, 50);
   EXPECT_GT(st.refused_expected, 50);
 }
 
@@ -496,8 +508,9 @@ void reference_step_dry(const reference_step& rs) {
   coalescing_stats st;
   expect_coalesced(sc, ex, r, sizeof(T), lim, st);
   if (sizeof(T) == 4)
-    std::printf("[tiled reference] step %d f32: %lld tiles of %d Big / %d D elements, k %d, %d outer groups, %zu B shared; runs Big %lld D %lld%s\n", rs.id,
+    std::printf("[tiled reference] step %d f32: %lld tiles of %d Big / %d D elements, k %d, %d outer groups, %zu B shared, results %s; runs Big %lld D %lld%s\n", rs.id,
                 static_cast<long long>(r.tile_count), r.tile_big, r.tile_d, r.k_count, r.n_outer, r.shared_bytes(4),
+                r.vec_kind == tiled_same_values ? "in vectors sharing values" : r.vec_kind == tiled_same_coefs ? "in vectors sharing coefficients" : "scalar",
                 static_cast<long long>(kerntest::leading_dense_run(r.big_extent, r.big_stride, r.n_big)),
                 static_cast<long long>(kerntest::leading_dense_run(r.d_extent, r.d_stride, r.n_d)),
                 st.checked == 1 ? "" : st.big_only == 1 ? " (no tile within the limits reaches D's run)" : " (no tile within the limits reaches the runs)");

@@ -144,8 +144,10 @@ struct run_result {
   std::vector<double> times_ms;     // one per timed repetition: first call to device sync after the last step
   std::vector<double> enqueue_ms;   // eager: host time until the call returned (all work enqueued)
   double compile_ms = 0;            // compiled mode: plans + memory plan + capture
-  std::size_t peak_device_bytes = 0;  // pool high-water (eager) or arena + workspace (compiled)
-  std::size_t plan_lower_bound_bytes = 0;  // compiled: the memory plan's lower bound
+  std::size_t peak_device_bytes = 0;  // pool high-water (eager) or arena (workspaces inside) + inputs + fused scratch and table (compiled)
+  std::size_t plan_lower_bound_bytes = 0;  // compiled: the memory plan's lower bound (tensors and step workspaces)
+  std::size_t plan_arena_bytes = 0;        // compiled: the arena the plan laid out (workspaces inside)
+  std::size_t plan_tensor_bound_bytes = 0;  // compiled: the lower bound counting tensors only
   counters stats;                   // after the last repetition
   std::uint64_t syncs_inside_calls = 0;  // host synchronizations observed inside timed contraction calls
   std::string device_name, driver_version, cuda_version, cutensor_version;
