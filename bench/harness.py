@@ -263,16 +263,19 @@ def peer_problem_args(p: dict) -> list[str]:
 # jobs
 # --------------------------------------------------------------------------------------------------
 class Runner:
-    def __init__(self) -> None:
+    def __init__(self, cpus: set[int] | None = None) -> None:
         self.child: subprocess.Popen | None = None
         self.stopping = False
+        self.cpus = cpus  # every job pinned to these CPUs (--pin-cpu)
 
     def run(self, cmd: list[str], timeout: float, stdout_path: str, stderr_path: str, env=None) -> dict:
         t0 = time.monotonic()
         with open(stdout_path, "w", encoding="utf-8") as out, open(stderr_path, "w", encoding="utf-8") as err:
             try:
+                cpus = self.cpus
                 self.child = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT, env=env,
-                                              start_new_session=True, text=True)
+                                              start_new_session=True, text=True,
+                                              preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
             except OSError as exc:
                 return {"rc": None, "timed_out": False, "wall_s": 0.0, "spawn_error": str(exc)}
             timed_out = False
@@ -553,6 +556,8 @@ def write_readme(path: str, doc: dict, rows: list[dict]) -> None:
                      "over all steps / this bandwidth")
     else:
         lines.append(f"- copy bandwidth: not measured ({bw.get('error', 'skipped')}); no floor")
+    if env.get("pinned_cpus"):
+        lines.append(f"- every job pinned to CPU(s) {', '.join(map(str, env['pinned_cpus']))} (`--pin-cpu`)")
     lines.append(f"- {doc['suite'].get('warmups')} warm-ups, {doc['suite'].get('runs')} timed runs per job, "
                  f"{doc['reps']} reps of the whole suite; median of the rep medians, min/max over all runs")
     lines.append("")
@@ -764,6 +769,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--python", default=sys.executable, help="interpreter for peers (this one)")
     ap.add_argument("--profile", action="store_true", help="run every tnrt variant with --profile (CUPTI kernel "
                     "timeline and synchronization counts; the times are then profiled, not speed figures)")
+    ap.add_argument("--pin-cpu", metavar="LIST", help="pin every job to these CPUs (e.g. 2 or 2,3): host-bound "
+                    "peers such as torch.einsum otherwise drift with where the scheduler puts them")
     ap.add_argument("--dry-run", action="store_true", help="print the jobs' command lines and exit")
     args = ap.parse_args(argv)
 
@@ -858,7 +865,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     os.makedirs(raw, exist_ok=True)
-    runner = Runner()
+    cpus = None
+    if args.pin_cpu:
+        try:
+            cpus = {int(c) for c in args.pin_cpu.split(",")}
+            os.sched_getaffinity(0)
+        except (ValueError, AttributeError) as exc:
+            ap.error(f"--pin-cpu {args.pin_cpu}: {exc}")
+        if not cpus <= os.sched_getaffinity(0):
+            ap.error(f"--pin-cpu {args.pin_cpu}: not among this process's CPUs {sorted(os.sched_getaffinity(0))}")
+    runner = Runner(cpus)
 
     def on_signal(signum, _frame):
         runner.stopping = True
@@ -872,7 +888,7 @@ def main(argv: list[str] | None = None) -> int:
            "command": command, "cwd": os.getcwd(), "started_utc": started.isoformat(timespec="seconds"),
            "device": device, "reps": args.reps, "tnrt": tnrt, "problems": problems,
            "environment": {"gpu": gpu, "git": git_info(), "host": os.uname().nodename,
-                           "python": sys.version.split()[0]},
+                           "python": sys.version.split()[0], "pinned_cpus": sorted(cpus) if cpus else None},
            "versions": {}, "bandwidth": None, "records": [], "rows": []}
     if tnrt is None and variants:
         sys.stderr.write("harness: no tnrt binary found (build it, or pass --tnrt); its variants will fail\n")
