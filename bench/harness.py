@@ -620,10 +620,36 @@ def write_readme(path: str, doc: dict, rows: list[dict]) -> None:
         lines.append("")
     lines.append(f"Rep agreement (medians within {AGREEMENT * 100:.0f}%): {doc.get('agreement_text', '—')}")
     lines.append("")
+    lines.append(f"Host speed: {doc.get('host_text', '—')}")
+    lines.append("")
     lines.append("Raw per-job reports, stdout and stderr: `raw/`. Method: docs/benchmarks.md.")
     with open(path + ".tmp", "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     os.replace(path + ".tmp", path)
+
+
+def host_probe_ms() -> float:
+    """A fixed CPU-bound workload in the harness (on the jobs' CPUs when pinned): how fast the host
+    runs right now. Recorded before every job, so that drift of the host between repetitions (which
+    host-bound variants and peers follow) shows in the report."""
+    t0 = time.perf_counter()
+    x = 0
+    for i in range(300_000):
+        x += (i * i) % 7
+    return (time.perf_counter() - t0) * 1e3 + 0 * x
+
+
+def host_text(records: list[dict]) -> str:
+    per_rep: dict[int, list[float]] = {}
+    for r in records:
+        if r.get("host_probe_ms") is not None:
+            per_rep.setdefault(r["rep"], []).append(r["host_probe_ms"])
+    if not per_rep:
+        return "—"
+    meds = {k: statistics.median(v) for k, v in sorted(per_rep.items())}
+    lo, hi = min(meds.values()), max(meds.values())
+    return (", ".join(f"rep {k} {m:.2f} ms" for k, m in meds.items()) +
+            f" (median per rep of a fixed CPU workload timed before each job; spread {(hi - lo) / lo * 100:.1f}%)")
 
 
 def agreement_text(rows: list[dict]) -> tuple[str, bool]:
@@ -645,6 +671,7 @@ def write_outputs(doc: dict, out_dir: str, order: list[str], final: bool = False
     doc["rows"] = rows
     doc["order"] = order
     doc["agreement_text"], doc["agreement_ok"] = agreement_text(rows)
+    doc["host_text"] = host_text(doc["records"])
     doc["finished_utc"] = utc_now().isoformat(timespec="seconds") if final else None
     if final:
         try:
@@ -673,6 +700,7 @@ def print_summary(doc: dict, out_dir: str) -> None:
             sys.stderr.write(f"  {r['variant']:<{width}}  {fmt(r['median_ms']):>9} ms  x{fmt(r['x_floor'])} floor"
                              f"  {verdict(r)}\n")
     sys.stderr.write(f"\ncheck: rep medians within {AGREEMENT * 100:.0f}%: {doc['agreement_text']}\n")
+    sys.stderr.write(f"host speed: {doc.get('host_text', '—')}\n")
 
 
 def merge(dirs: list[str], out_dir: str, command: str) -> int:
@@ -874,6 +902,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--pin-cpu {args.pin_cpu}: {exc}")
         if not cpus <= os.sched_getaffinity(0):
             ap.error(f"--pin-cpu {args.pin_cpu}: not among this process's CPUs {sorted(os.sched_getaffinity(0))}")
+        os.sched_setaffinity(0, cpus)  # the harness too: its host probe runs where the jobs run
     runner = Runner(cpus)
 
     def on_signal(signum, _frame):
@@ -951,6 +980,7 @@ def main(argv: list[str] | None = None) -> int:
         if kind == "tnrt" and os.path.isdir(CUTENSOR_STAGED):  # where ../shared/gpu-host/unpack.sh puts cuTENSOR
             env["LD_LIBRARY_PATH"] = CUTENSOR_STAGED + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
         env.update({str(k): str(val) for k, val in (v.get("env") or {}).items()})
+        base["host_probe_ms"] = host_probe_ms()
         if kind == "tnrt" and not tnrt:
             res = {"spawn_error": "no tnrt binary (pass --tnrt)"}
         else:
