@@ -45,7 +45,7 @@ for s in "$@"; do
              TNRT_STEP_PROFILE=$out/steps-on.csv timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled --skinny on --warmup 1 --repeat 2 >/dev/null 2>&1 ;;
     explore4) for v in "--algo patient" "--algo gett" "--algo ttgt" "--jit"; do
                echo "--- compiled $v"; timeout 300 $bin/tnrt contract $ref --device cuda --mode compiled $v 2>&1 | grep -E "^time|^result|^compile"; done ;;
-    suite-a) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --reps 3 --pin-cpu 2,3 --budget 560 --out /tmp/ref-a 2>&1 | tail -45
+    suite-a) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --reps 3 --budget 560 --out /tmp/ref-a 2>&1 | tail -45
              tar -czf $out/ref-a.tgz -C /tmp ref-a ;;
     suite-b) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-random --problem ref-f64-const --reps 3 --budget 560 --out /tmp/ref-b 2>&1 | tail -30
              tar -czf $out/ref-b.tgz -C /tmp ref-b ;;
@@ -65,9 +65,9 @@ for s in "$@"; do
            python3 -c "import json,statistics;print('enqueue ms',statistics.median(json.load(open('$out/final-eager.json'))['enqueue_ms']))" ;;
     suite-c) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --problem ref-f64-const --only eager --only compiled --only torch --only "torch graph" --reps 3 --budget 500 --out /tmp/ref-c 2>&1 | tail -22
              tar -czf $out/ref-c.tgz -C /tmp ref-c ;;
-    suite-h) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --problem ref-f32-random --problem ref-f64-const --only eager --only compiled --only torch --only "torch graph" --reps 3 --pin-cpu 2,3 --budget 540 --out /tmp/ref-h 2>&1 | tail -30
+    suite-h) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --problem ref-f32-random --problem ref-f64-const --only eager --only compiled --only torch --only "torch graph" --reps 3 --budget 540 --out /tmp/ref-h 2>&1 | tail -30
              tar -czf $out/ref-h.tgz -C /tmp ref-h ;;
-    suite-p) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --skip-peers --profile --reps 3 --pin-cpu 2,3 --budget 540 --out /tmp/ref-p 2>&1 | tail -30
+    suite-p) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --skip-peers --profile --reps 3 --budget 540 --out /tmp/ref-p 2>&1 | tail -30
              tar -czf $out/ref-p.tgz -C /tmp ref-p ;;
     tiled) for m in compiled eager; do for v in "--tiled off" "--tiled on" "--tiled auto"; do
              echo "--- $m $v"; timeout 120 $bin/tnrt contract $ref --device cuda --mode $m $v 2>&1 | grep -E "^time|^result"; done; done
