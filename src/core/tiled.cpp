@@ -108,7 +108,7 @@ bool plan_tiled(const lowered_step& s, std::size_t element_bytes, const tiled_li
   if (k_count > tiled_max_k_for(element_bytes)) return false;
   const int outputs = tiled_outputs_for(element_bytes, tiled_k_max(k_count), vec_kind);
   const i64 max_tile_d = std::min<i64>(limits.max_tile_d, i64{tiled_threads} * outputs);
-  // Threads holding more results (same_coefs) take proportionally larger tiles.
+  // Threads holding more results (run_coefs) take proportionally larger tiles.
   const i64 min_tile_d = limits.min_tile_d * (outputs / tiled_outputs(element_bytes, tiled_k_max(k_count)));
 
   // The tile's free modes: index into `modes` -> extent taken (a divisor when the mode is split).
@@ -187,8 +187,22 @@ bool plan_tiled(const lowered_step& s, std::size_t element_bytes, const tiled_li
   if (limits.contracted_first)
     for (std::size_t i : big_order)
       if (modes[i].r == role::contracted) slab.push_back({i, modes[i].extent, modes[i].big});
+  // D's leading free modes first (limits.d_first): a run of D's results then has adjacent slab
+  // values (results in runs sharing coefficients) even where Big's fastest mode is a batch or
+  // contracted one; the copies lose 16 bytes' width unless Big's fastest mode leads D too.
+  std::vector<char> in_slab(modes.size(), 0);
+  if (limits.d_first && !limits.contracted_first) {
+    for (std::size_t i : d_order) {
+      auto it = tile.find(i);
+      if (modes[i].r != role::free || it == tile.end()) break;
+      slab.push_back({i, it->second, modes[i].big});
+      in_slab[i] = 1;
+      if (it->second < modes[i].extent) break;  // D's next mode is not adjacent to a split one
+    }
+  }
   for (std::size_t i : big_order) {
     const mode_desc& m = modes[i];
+    if (in_slab[i] != 0) continue;
     if (m.r == role::free) {
       if (auto it = tile.find(i); it != tile.end()) slab.push_back({i, it->second, m.big});
     } else if (m.r == role::batch || (m.r == role::contracted && !limits.contracted_first)) {
@@ -303,6 +317,7 @@ bool plan_tiled(const lowered_step& s, std::size_t element_bytes, const tiled_li
   for (std::int32_t k = 0; dense && k < r.k_count; ++k) dense = (r.k_pack[k] & 0xFFFFU) == static_cast<std::uint32_t>(k);
   r.k_dense = dense && r.k_count == tiled_k_max(r.k_count) ? 1 : 0;
   r.contracted_first = limits.contracted_first ? 1 : 0;
+  r.d_first = limits.d_first && !limits.contracted_first ? 1 : 0;
   r.reuse = shared_values ? 1 : 0;
   r.n_outer = static_cast<std::int32_t>(merged.size());
   i64 count = 1;
@@ -343,13 +358,14 @@ bool plan_tiled(const lowered_step& s, std::size_t element_bytes, const tiled_li
 // Whether D's tile allows `kind` of vector layout (tiled_vec_kind) with vectors of v results: its
 // leading modes (split where needed) form a dense run of exactly v results at stride 1, and every
 // vector starts at a multiple of v in D (other D strides and the outer strides multiples of v).
-// same_values: those modes are all s_free; same_coefs: all free, with slab weights equal to their D
-// strides (the slab leads with them), and every other slot weight a multiple of v (16-byte
-// aligned shared-memory vectors). On success `r` holds the split D list and the layout.
+// run_values: any such modes (vec_slot gets each result's slot offset from its run's first: the
+// same in every run); run_coefs: all free, with slab weights equal to their D strides (the slab
+// leads with them), and every other slot weight a multiple of v (16-byte aligned shared-memory
+// vectors). On success `r` holds the split D list and the layout.
 bool vector_layout(tiled_record& r, std::size_t element_bytes, std::int32_t kind) {
   const int v = tiled_vec_d(element_bytes);
   if (v == 1 || kind == tiled_scalar) return false;
-  if (kind == tiled_same_values && tiled_outputs(element_bytes, tiled_k_max(r.k_count)) % v != 0) return false;
+  if (kind == tiled_run_values && tiled_outputs(element_bytes, tiled_k_max(r.k_count)) % v != 0) return false;
   tiled_record t = r;
   std::int32_t p = 1;
   int lead = 0;
@@ -381,20 +397,29 @@ bool vector_layout(tiled_record& r, std::size_t element_bytes, std::int32_t kind
   std::int32_t run = 1;
   for (int j = 0; j < lead; ++j) {
     if (t.d_stride[j] != run) return false;
-    if (kind == tiled_same_values && t.d_slot[j] != 0) return false;
-    if (kind == tiled_same_coefs && (t.d_small[j] != 0 || t.d_slot[j] != run)) return false;
+    if (kind == tiled_run_coefs && (t.d_small[j] != 0 || t.d_slot[j] != run)) return false;
     run *= t.d_extent[j];
   }
   for (int j = lead; j < t.n_d; ++j) {
     if (t.d_stride[j] % v != 0) return false;
-    if (kind == tiled_same_coefs && t.d_slot[j] % v != 0) return false;
+    if (kind == tiled_run_coefs && t.d_slot[j] % v != 0) return false;
   }
   for (int j = 0; j < t.n_outer; ++j)
     if (t.outer_d[j] % v != 0) return false;
-  if (kind == tiled_same_coefs) {
+  if (kind == tiled_run_coefs) {
     if (t.tile_big % v != 0) return false;
     for (std::int32_t k = 0; k < t.k_count; ++k)
       if ((t.k_pack[k] & 0xFFFFU) % static_cast<std::uint32_t>(v) != 0) return false;
+  }
+  if (kind == tiled_run_values) {  // each result's slot offset from its run's first (mixed radix)
+    for (int u = 0; u < v; ++u) {
+      std::int32_t rest = u, off = 0;
+      for (int j = 0; j < lead; ++j) {
+        off += (rest % t.d_extent[j]) * t.d_slot[j];
+        rest /= t.d_extent[j];
+      }
+      t.vec_slot[u] = off;
+    }
   }
   t.vec_kind = kind;
   t.vec_d = v;
@@ -409,22 +434,30 @@ bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void
   tiled_record r;
   if (!plan_tiled(s, element_bytes, limits, tiled_scalar, r)) return false;
   if (limits.vector_results) {
-    if (vector_layout(r, element_bytes, tiled_same_values)) {
-      // done: the scalar tile's caps hold (same registers per result)
-    } else if (tiled_record probe = r; vector_layout(probe, element_bytes, tiled_same_coefs)) {
+    if (tiled_record probe = r; vector_layout(probe, element_bytes, tiled_run_coefs)) {
       // Threads hold more results in this layout: plan the larger tile it allows, keep it when it
       // still has the layout.
       tiled_record wide;
-      if (plan_tiled(s, element_bytes, limits, tiled_same_coefs, wide) && vector_layout(wide, element_bytes, tiled_same_coefs)) {
+      if (plan_tiled(s, element_bytes, limits, tiled_run_coefs, wide) && vector_layout(wide, element_bytes, tiled_run_coefs)) {
         r = wide;
       } else {
         r = probe;
       }
+    } else {
+      // The scalar tile's caps hold for run_values (the same registers per result).
+      (void)vector_layout(r, element_bytes, tiled_run_values);
     }
   }
   bind_tiled(r, a, b, d);
   out = r;
   return true;
+}
+
+bool same_tiled_plan(const tiled_record& x, const tiled_record& y) noexcept {
+  auto same = [](const auto& p, const auto& q, int n) { return std::equal(p, p + n, q); };
+  return x.tile_big == y.tile_big && x.tile_d == y.tile_d && x.group == y.group && x.vec_kind == y.vec_kind && x.reuse == y.reuse &&
+         x.n_big == y.n_big && x.n_d == y.n_d && same(x.big_extent, y.big_extent, x.n_big) && same(x.big_stride, y.big_stride, x.n_big) &&
+         same(x.d_extent, y.d_extent, x.n_d) && same(x.d_stride, y.d_stride, x.n_d) && same(x.d_slot, y.d_slot, x.n_d);
 }
 
 void bind_tiled(tiled_record& r, const void* a, const void* b, void* d) noexcept {
@@ -454,10 +487,10 @@ void evaluate_tiled(const tiled_record& r) {
       std::int64_t off = d_off[e];
       // The vector layouts take each run of vec_d results from its first one, as the kernel does.
       const std::size_t u = e % static_cast<std::size_t>(r.vec_d), e0 = e - u;
-      if (r.vec_kind == tiled_same_values) {
-        slot = d_pack[e0] & 0xFFFFU;
+      if (r.vec_kind == tiled_run_values) {
+        slot = (d_pack[e0] & 0xFFFFU) + static_cast<std::uint32_t>(r.vec_slot[u]);
         off = d_off[e0] + static_cast<std::int64_t>(u);
-      } else if (r.vec_kind == tiled_same_coefs) {
+      } else if (r.vec_kind == tiled_run_coefs) {
         slot = (d_pack[e0] & 0xFFFFU) + static_cast<std::uint32_t>(u);
         sm = d_pack[e0] >> 16U;
         off = d_off[e0] + static_cast<std::int64_t>(u);

@@ -64,27 +64,28 @@ constexpr int tiled_outputs(std::size_t element_bytes, int k_max) {
 }
 
 /// How a thread lays out its results of one tile (tiled_record::vec_kind). `scalar`: result e of
-/// the tile belongs to thread e % tiled_threads. The vector layouts give each thread runs of
+/// the tile belongs to thread e % tiled_threads. The run layouts give each thread runs of
 /// tiled_vec_d adjacent results of D (one 16-byte store), where D's tile starts with a dense run:
-///   same_values: the run's modes are s_free (absent from Big), so its results share their slab
-///                values and differ in their Small coefficients;
-///   same_coefs:  the run's modes are free modes leading the slab too, so its results share their
-///                coefficients and read their values as one 16-byte shared-memory load per
-///                contracted combination (and a thread holds tiled_vec_d times as many results).
-enum tiled_vec_kind : std::int32_t { tiled_scalar = 0, tiled_same_values = 1, tiled_same_coefs = 2 };
+///   run_values: result u of a run reads its slab values at the run's first slot + vec_slot[u]
+///               (the same offsets in every run; all 0 when the run's modes are s_free, absent from
+///               Big: then the values are loaded once per run), with its own coefficients;
+///   run_coefs:  the run's modes are free modes leading the slab too, so its results share their
+///               coefficients and read their values as one 16-byte shared-memory load per
+///               contracted combination (and a thread holds tiled_vec_d times as many results).
+enum tiled_vec_kind : std::int32_t { tiled_scalar = 0, tiled_run_values = 1, tiled_run_coefs = 2 };
 
 /// Results per vector: 16 bytes' worth (1 for 16-byte elements, which store whole anyway).
 constexpr int tiled_vec_d(std::size_t element_bytes) {
   return element_bytes < 16 && 16 % element_bytes == 0 ? static_cast<int>(16 / element_bytes) : 1;
 }
 
-inline constexpr int tiled_max_outputs_vec = 32;  // results per thread per tile, same_coefs (at most)
+inline constexpr int tiled_max_outputs_vec = 32;  // results per thread per tile, run_coefs (at most)
 
-/// Results per thread per tile for a layout. same_coefs holds one coefficient set per vector, so
+/// Results per thread per tile for a layout. run_coefs holds one coefficient set per vector, so
 /// tiled_vec_d times as many results in the same registers.
 constexpr int tiled_outputs_for(std::size_t element_bytes, int k_max, std::int32_t vec_kind) {
   const int n = tiled_outputs(element_bytes, k_max);
-  if (vec_kind != tiled_same_coefs) return n;
+  if (vec_kind != tiled_run_coefs) return n;
   const int v = n * tiled_vec_d(element_bytes);
   return v > tiled_max_outputs_vec ? tiled_max_outputs_vec : v;
 }
@@ -104,6 +105,10 @@ struct tiled_limits {
   /// Give threads runs of adjacent results (tiled_vec_kind) where D's tile allows it; false keeps
   /// the scalar layout (compiled `automatic` times both).
   bool vector_results = true;
+  /// Stage D's leading free modes first in shared memory (then Big's order): lets D's runs share
+  /// coefficients (tiled_run_coefs) where Big leads with a batch or contracted mode, at the cost of
+  /// the 16-byte copies there. Ignored with contracted_first. Compiled `automatic` times it.
+  bool d_first = false;
 };
 
 struct tiled_record {
@@ -126,8 +131,9 @@ struct tiled_record {
   /// 1 when a result's slab values are the k_count adjacent slots from its own (every contracted
   /// mode staged, fastest, and k_count a power of two): the kernel loads them as vectors.
   std::int32_t k_dense = 0;
-  /// 1 when planned with tiled_limits::contracted_first.
+  /// 1 when planned with tiled_limits::contracted_first (d_first: with tiled_limits::d_first).
   std::int32_t contracted_first = 0;
+  std::int32_t d_first = 0;
   /// 1 when a thread's consecutive results can share slab values (s_free modes come right after
   /// the first tiled_threads results of the tile): the kernel then keeps them across results.
   std::int32_t reuse = 0;
@@ -135,6 +141,7 @@ struct tiled_record {
   /// address is 16-byte aligned (bind_tiled checks D's base), else the kernel stores each result.
   std::int32_t vec_kind = tiled_scalar;
   std::int32_t vec_d = 1;
+  std::int32_t vec_slot[4] = {};  // run_values: slot offset of each result of a run from its first
   std::int32_t vec_store = 0;
   std::int32_t n_big = 0, n_d = 0, n_k = 0, n_outer = 0;
   // The staged slab, first mode fastest (Big's memory order): extent and stride in Big. Slot of an
@@ -162,6 +169,10 @@ struct tiled_record {
 /// only stored, so null is fine for a dry run.
 bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void* a, const void* b, void* d,
                     tiled_record& out, const tiled_limits& limits = {});
+
+/// Whether two records of one step plan the same kernel work (slab, D's tile, results' layout),
+/// whatever the pointers: a candidate identical to another need not be timed again.
+bool same_tiled_plan(const tiled_record& x, const tiled_record& y) noexcept;
 
 /// Points a planned record at a step's operands (lhs `a`, rhs `b`, result `d`) without planning
 /// again: what a repeated contraction of the same step needs. describe_tiled ends with it.

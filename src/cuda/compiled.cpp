@@ -212,15 +212,19 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
       if (!describe_tiled_for(eng, lowered[k], elem, o.a, o.b, o.d, o.tiled_rec)) throw internal_error("compiled_program: a tiled step no longer fits its record");
       o.tiled = true;
       if (tiled_choice == options::choice::automatic) {  // the other layouts, timed too
-        for (const bool contracted_first : {false, true})
+        // Slab in Big's order, contracted modes first, or D's leading modes first (the last only
+        // with results in runs: it exists to make them share coefficients).
+        for (const int order : {0, 1, 2})
           for (const bool vector_results : {true, false}) {
+            if (order == 2 && !vector_results) continue;
             tiled_limits l = tiled_limits_of(eng);
-            l.contracted_first = contracted_first;
+            l.contracted_first = order == 1;
+            l.d_first = order == 2;
             l.vector_results = vector_results;
             tiled_record alt;
             if (!describe_tiled(lowered[k], elem, o.a, o.b, o.d, alt, l)) continue;
-            bool seen = alt.contracted_first == o.tiled_rec.contracted_first && alt.vec_kind == o.tiled_rec.vec_kind;
-            for (const tiled_record& x : o.tiled_alts) seen = seen || (alt.contracted_first == x.contracted_first && alt.vec_kind == x.vec_kind);
+            bool seen = same_tiled_plan(alt, o.tiled_rec);
+            for (const tiled_record& x : o.tiled_alts) seen = seen || same_tiled_plan(alt, x);
             if (!seen) o.tiled_alts.push_back(alt);
           }
       }
@@ -364,8 +368,8 @@ std::vector<std::string> compiled_program::op_kernels() const {
       out.emplace_back("fused");
     } else if (o.tiled) {
       const tiled_record& r = o.tiled_rec;
-      std::string s = r.contracted_first != 0 ? "tiled k-first" : "tiled";
-      s += r.vec_kind == tiled_same_values ? " vec-values" : r.vec_kind == tiled_same_coefs ? " vec-coefs" : r.reuse != 0 ? " reuse" : "";
+      std::string s = r.contracted_first != 0 ? "tiled k-first" : r.d_first != 0 ? "tiled d-first" : "tiled";
+      s += r.vec_kind == tiled_run_values ? " runs-values" : r.vec_kind == tiled_run_coefs ? " runs-coefs" : r.reuse != 0 ? " reuse" : "";
       out.push_back(s);
     } else if (o.skinny) {
       out.emplace_back("skinny");

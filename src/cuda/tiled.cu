@@ -128,8 +128,9 @@ __device__ __forceinline__ void load_values(const tiled_record& r, const T* sl, 
 // Same arithmetic and indexing as evaluate_tiled (src/core/tiled_index.hpp).
 // MODE: how a thread holds its results (tiled_vec_kind):
 //   0 scalar, 1 scalar reusing the previous result's values (record.reuse),
-//   2 vectors of VD adjacent results sharing slab values (tiled_same_values),
-//   3 vectors of VD adjacent results sharing coefficients (tiled_same_coefs).
+//   2 vectors of VD adjacent results reading slab values at fixed offsets from the run's first
+//     (tiled_run_values; one load per run when the offsets are all 0),
+//   3 vectors of VD adjacent results sharing coefficients (tiled_run_coefs).
 // In the vector modes result e0 + u (e0 a multiple of VD, u < VD) of a tile is the thread's when
 // (e0 / VD) % threads is its index; results are stored 16 bytes at a time (vec_store).
 template <class T, int K_MAX, int MODE>
@@ -137,7 +138,7 @@ struct results_of {
   static constexpr bool vector = MODE >= 2;
   static constexpr int vd = vector ? tiled_vec_d(sizeof(T)) : 1;
   static constexpr int outs =
-      tiled_outputs_for(sizeof(T), K_MAX, MODE == 3 ? tiled_same_coefs : MODE == 2 ? tiled_same_values : tiled_scalar);
+      tiled_outputs_for(sizeof(T), K_MAX, MODE == 3 ? tiled_run_coefs : MODE == 2 ? tiled_run_values : tiled_scalar);
   static constexpr int runs = outs / vd;                 // vectors (or results) per thread
   static constexpr int coefs = MODE == 3 ? runs : outs;  // coefficient sets per thread
 };
@@ -228,9 +229,11 @@ __global__ void __launch_bounds__(threads, 2) tiled_kernel(const __grid_constant
             const T* sl = slab + slot[j];
             if constexpr (MODE == 2) {
               T v[K_MAX];
-              load_values<T, K_MAX>(r, sl, v);
 #pragma unroll
               for (int u = 0; u < VD; ++u) {
+                // Result u's values sit at a fixed offset from the run's first: loaded again only
+                // when that offset changes (never when the run's modes are s_free).
+                if (u == 0 || r.vec_slot[u] != r.vec_slot[u - 1]) load_values<T, K_MAX>(r, sl + r.vec_slot[u], v);
                 T acc{};
 #pragma unroll
                 for (int k = 0; k < K_MAX; ++k)
@@ -342,17 +345,17 @@ void launch_kernel(const tiled_record& r, cudaStream_t stream) {
 
 // Reusing a result's values across results costs registers (they live across results): only
 // records whose results share values (s_free modes past the first tiled_threads results) take it.
-// The vector layouts exist for elements under 16 bytes; same_values only where a thread's results
+// The vector layouts exist for elements under 16 bytes; run_values only where a thread's results
 // are whole vectors (describe_tiled plans it only then).
 template <class T, int K_MAX, int V>
 void launch_as(const tiled_record& r, cudaStream_t stream) {
   if constexpr (sizeof(T) < 16) {
-    if (r.vec_kind == tiled_same_coefs) {
+    if (r.vec_kind == tiled_run_coefs) {
       launch_kernel<T, K_MAX, V, 3>(r, stream);
       return;
     }
     if constexpr (tiled_outputs(sizeof(T), K_MAX) % tiled_vec_d(sizeof(T)) == 0) {
-      if (r.vec_kind == tiled_same_values) {
+      if (r.vec_kind == tiled_run_values) {
         launch_kernel<T, K_MAX, V, 2>(r, stream);
         return;
       }

@@ -173,7 +173,7 @@ inline step_case reference_like_step(std::mt19937_64& rng, int big_rank, int sma
 
 /// The most results one tile may hold under `lim` for this element size and number of contracted
 /// combinations (each thread keeps its results' Small coefficients in registers: tiled_outputs).
-/// (Threads of the same_coefs layout hold tiled_vec_d times as many: tiled_outputs_for.)
+/// (Threads of the run_coefs layout hold tiled_vec_d times as many: tiled_outputs_for.)
 inline i64 max_tile_d_of(const tiled_limits& lim, std::size_t element_bytes, i64 k_count, std::int32_t vec_kind = tiled_scalar) {
   return std::min<i64>(lim.max_tile_d, i64{tiled_threads} * tiled_outputs_for(element_bytes, tiled_k_max(k_count), vec_kind));
 }
@@ -295,7 +295,7 @@ inline void check_tiled_vec(const tiled_record& r, std::size_t element_bytes) {
 /// Vector layouts of a thread's results (tiled_vec_kind): only under vector_results, only with
 /// 16 bytes' worth of results per vector, and what the kernel assumes of every run of vec_d results
 /// e0 .. e0 + vec_d - 1 (e0 a multiple of vec_d) holds: D offsets off(e0) + u with off(e0) a
-/// multiple of vec_d in every tile; same_values: one slab slot for the run; same_coefs: slots
+/// multiple of vec_d in every tile; run_values: slots slot(e0) + vec_slot[u]; run_coefs: slots
 /// slot(e0) + u (a multiple of vec_d, and so is every contracted slot), one Small offset. 16-byte
 /// stores (vec_store) only from a 16-byte aligned D.
 inline void check_tiled_vec_results(const tiled_record& r, std::size_t element_bytes, const tiled_limits& lim) {
@@ -305,13 +305,17 @@ inline void check_tiled_vec_results(const tiled_record& r, std::size_t element_b
     return;
   }
   ASSERT_TRUE(lim.vector_results) << "vector layout " << r.vec_kind << " though the limits ask for scalar results";
-  ASSERT_TRUE(r.vec_kind == tiled_same_values || r.vec_kind == tiled_same_coefs) << "vec_kind " << r.vec_kind;
+  ASSERT_TRUE(r.vec_kind == tiled_run_values || r.vec_kind == tiled_run_coefs) << "vec_kind " << r.vec_kind;
   const std::int32_t v = r.vec_d;
   ASSERT_EQ(static_cast<std::size_t>(v) * element_bytes, 16U) << "vec_d " << v;
   ASSERT_EQ(r.tile_d % v, 0);
   EXPECT_EQ(r.vec_store, reinterpret_cast<std::uintptr_t>(r.d) % 16 == 0 ? 1 : 0) << "16-byte stores exactly when D is aligned";
-  if (r.vec_kind == tiled_same_values) {
+  if (r.vec_kind == tiled_run_values) {
     ASSERT_EQ(tiled_outputs(element_bytes, tiled_k_max(r.k_count)) % v, 0) << "a thread's results must be whole vectors";
+    // The kernel loads a result's values as vectors when k_dense: every offset keeps that alignment.
+    if (r.k_dense != 0) {
+      for (std::int32_t u = 0; u < v; ++u) ASSERT_EQ(r.vec_slot[u] % r.k_count, 0) << "vec_slot[" << u << "] " << r.vec_slot[u];
+    }
   } else {
     ASSERT_EQ(r.tile_big % v, 0);
     for (std::int32_t k = 0; k < r.k_count; ++k) ASSERT_EQ((tiled_index::k_entry(r, k) & 0xFFFFU) % static_cast<std::uint32_t>(v), 0U) << "k " << k;
@@ -322,7 +326,7 @@ inline void check_tiled_vec_results(const tiled_record& r, std::size_t element_b
     std::uint32_t p0 = 0;
     tiled_index::d_entry(r, e0, off0, p0);
     ASSERT_EQ(off0 % v, 0) << "result " << e0 << ": D offset " << off0 << " breaks the 16-byte alignment";
-    if (r.vec_kind == tiled_same_coefs) {
+    if (r.vec_kind == tiled_run_coefs) {
       ASSERT_EQ((p0 & 0xFFFFU) % static_cast<std::uint32_t>(v), 0U) << "result " << e0 << ": slot " << (p0 & 0xFFFFU);
     }
     for (std::int32_t u = 1; u < v; ++u) {
@@ -330,8 +334,9 @@ inline void check_tiled_vec_results(const tiled_record& r, std::size_t element_b
       std::uint32_t p = 0;
       tiled_index::d_entry(r, e0 + u, off, p);
       ASSERT_EQ(off, off0 + u) << "results " << e0 << ".." << e0 + v - 1 << " are not adjacent in D";
-      if (r.vec_kind == tiled_same_values) {
-        ASSERT_EQ(p & 0xFFFFU, p0 & 0xFFFFU) << "result " << e0 + u << " does not share its run's slab values";
+      if (r.vec_kind == tiled_run_values) {
+        ASSERT_EQ(p & 0xFFFFU, (p0 & 0xFFFFU) + static_cast<std::uint32_t>(r.vec_slot[u]))
+            << "result " << e0 + u << ": slot not at its run's offset " << r.vec_slot[u];
       } else {
         ASSERT_EQ(p & 0xFFFFU, (p0 & 0xFFFFU) + static_cast<std::uint32_t>(u)) << "result " << e0 + u << ": slot not adjacent";
         ASSERT_EQ(p >> 16U, p0 >> 16U) << "result " << e0 + u << " does not share its run's coefficients";

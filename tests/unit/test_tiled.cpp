@@ -71,12 +71,13 @@ const named_limits limit_sets[] = {
     {"contig 256, contracted first", tiled_limits{48 * 1024, 1, 256, 64, 8192, 96 * 1024, 16 * 1024, true}},
     {"contig 4, contracted first, small stages", tiled_limits{48 * 1024, 1, 4, 1, 8192, 96 * 1024, 2 * 1024, true}},
     {"contig 256, scalar results", tiled_limits{48 * 1024, 1, 256, 64, 8192, 96 * 1024, 16 * 1024, false, false}},
+    {"contig 256, D's leading modes first", tiled_limits{48 * 1024, 1, 256, 64, 8192, 96 * 1024, 16 * 1024, false, true, true}},
 };
 
 struct tiled_stats {
   int steps = 0, accepted = 0, refused_expected = 0, refused_within = 0;
   int multi_tile = 0, split = 0, small_is_rhs = 0, batch = 0, one_sided = 0, diagonal = 0, contracted = 0, vector_copies = 0, grouped = 0, partial_group = 0;
-  int same_values = 0, same_coefs = 0;
+  int run_values = 0, run_coefs = 0, d_first_coefs = 0;
 };
 
 // The lowered operand without its stride-0 (broadcast) modes: the elements it really holds.
@@ -171,8 +172,9 @@ void check_tiled_step(std::mt19937_64& rng, const kerntest::step_case& sc, const
     if (ex.diagonal) ++st.diagonal;
     if (r.n_k > 0) ++st.contracted;
     if (r.vec > 1) ++st.vector_copies;
-    if (r.vec_kind == tiled_same_values) ++st.same_values;
-    if (r.vec_kind == tiled_same_coefs) ++st.same_coefs;
+    if (r.vec_kind == tiled_run_values) ++st.run_values;
+    if (r.vec_kind == tiled_run_coefs) ++st.run_coefs;
+    if (r.vec_kind == tiled_run_coefs && r.d_first != 0) ++st.d_first_coefs;
     if (r.group > 1) ++st.grouped;
     if (r.group > 1 && r.tile_count % r.group != 0) ++st.partial_group;
   }
@@ -201,10 +203,10 @@ TEST(Tiled, RandomStepsMatchEvaluateLowered) {
   random_tiled_steps<std::complex<double>>(seed + 3, per_dtype, st);
   const int plans = st.steps * static_cast<int>(std::size(limit_sets));
   std::printf("[tiled] %d steps, %d plans: %d accepted and checked (several tiles %d, split free mode %d, small is rhs %d, batch %d, one-sided sums %d, "
-              "diagonals %d, contracted %d, vector copies %d, tiles grouped %d, a partial last group %d, results in vectors sharing values %d / "
-              "sharing coefficients %d), %d refused as expected, %d refused though the roles fit\n",
+              "diagonals %d, contracted %d, vector copies %d, tiles grouped %d, a partial last group %d, results in runs by value offsets %d / "
+              "sharing coefficients %d (%d of them with D's modes first)), %d refused as expected, %d refused though the roles fit\n",
               st.steps, plans, st.accepted, st.multi_tile, st.split, st.small_is_rhs, st.batch, st.one_sided, st.diagonal, st.contracted,
-              st.vector_copies, st.grouped, st.partial_group, st.same_values, st.same_coefs, st.refused_expected, st.refused_within);
+              st.vector_copies, st.grouped, st.partial_group, st.run_values, st.run_coefs, st.d_first_coefs, st.refused_expected, st.refused_within);
   EXPECT_EQ(st.steps, 4 * per_dtype);
   EXPECT_EQ(st.refused_within, 0) << "steps within the limits (small operands, few modes) must be taken";
   EXPECT_GT(st.accepted, plans / 2) << "too few plans accepted: the test would pass vacuously";
@@ -216,8 +218,9 @@ TEST(Tiled, RandomStepsMatchEvaluateLowered) {
   EXPECT_GT(st.diagonal, 30);
   EXPECT_GT(st.vector_copies, 100);
   EXPECT_GT(st.partial_group, 50);
-  EXPECT_GT(st.same_values, 50);
-  EXPECT_GT(st.same_coefs, 50);
+  EXPECT_GT(st.run_values, 50);
+  EXPECT_GT(st.run_coefs, 50);
+  EXPECT_GT(st.d_first_coefs, 10);
   EXPECT_GT(st.refused_expected, 50);
 }
 
@@ -507,10 +510,26 @@ void reference_step_dry(const reference_step& rs) {
   kerntest::check_tiled_shape(r, ex, sizeof(T), lim);
   coalescing_stats st;
   expect_coalesced(sc, ex, r, sizeof(T), lim, st);
+  // D's leading free modes staged first: the same shape checks; on step 387 (Big leads with a batch
+  // mode, D with free ones) it is what lets D's runs share coefficients.
+  tiled_limits dl = lim;
+  dl.d_first = true;
+  tiled_record rd;
+  ASSERT_TRUE(describe_tiled(kerntest::lower(sc), sizeof(T), nullptr, nullptr, nullptr, rd, dl));
+  kerntest::check_tiled_shape(rd, ex, sizeof(T), dl);
+  kerntest::check_tiled_vec_results(rd, sizeof(T), dl);
+  if (rs.id == 387 && sizeof(T) < 16) {
+    EXPECT_NE(r.vec_kind, tiled_run_coefs);
+    EXPECT_EQ(rd.vec_kind, tiled_run_coefs);
+  }
+  if (sizeof(T) == 4)
+    std::printf("[tiled reference] step %d f32, D's modes first: results %s, tile %d Big / %d D, 16-byte copies %s\n", rs.id,
+                rd.vec_kind == tiled_run_values ? "in runs (values at fixed offsets)" : rd.vec_kind == tiled_run_coefs ? "in runs sharing coefficients" : "scalar",
+                rd.tile_big, rd.tile_d, rd.vec_planned > 1 ? "yes" : "no");
   if (sizeof(T) == 4)
     std::printf("[tiled reference] step %d f32: %lld tiles of %d Big / %d D elements, k %d, %d outer groups, %zu B shared, results %s; runs Big %lld D %lld%s\n", rs.id,
                 static_cast<long long>(r.tile_count), r.tile_big, r.tile_d, r.k_count, r.n_outer, r.shared_bytes(4),
-                r.vec_kind == tiled_same_values ? "in vectors sharing values" : r.vec_kind == tiled_same_coefs ? "in vectors sharing coefficients" : "scalar",
+                r.vec_kind == tiled_run_values ? "in runs (values at fixed offsets)" : r.vec_kind == tiled_run_coefs ? "in runs sharing coefficients" : "scalar",
                 static_cast<long long>(kerntest::leading_dense_run(r.big_extent, r.big_stride, r.n_big)),
                 static_cast<long long>(kerntest::leading_dense_run(r.d_extent, r.d_stride, r.n_d)),
                 st.checked == 1 ? "" : st.big_only == 1 ? " (no tile within the limits reaches D's run)" : " (no tile within the limits reaches the runs)");
