@@ -16,6 +16,7 @@ for s in "$@"; do
   case $s in
     env) nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv; ldd $bin/tnrt; $bin/tnrt --version ;;
     tests) for t in $bin/test_cuda_*; do echo "--- $t"; timeout 300 $t --gtest_brief=1 2>&1 | tail -25; done ;;
+    tests-tiled) for t in $bin/test_cuda_tiled $bin/test_cuda_reference; do echo "--- $t"; timeout 300 $t --gtest_brief=1 2>&1 | tail -12; done ;;
     ref) for m in eager compiled; do timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --json $out/ref-$m.json 2>&1 | tail -30; done ;;
     refverify) for m in eager compiled; do timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --random 7 --verify 2>&1 | tail -8; done ;;
     torch) timeout 300 python3 bench/peers/torch_tree.py $ref --json $out/torch.json 2>&1 | tail -5

@@ -412,6 +412,7 @@ bool vector_layout(tiled_record& r, std::size_t element_bytes, std::int32_t kind
       if ((t.k_pack[k] & 0xFFFFU) % static_cast<std::uint32_t>(v) != 0) return false;
   }
   if (kind == tiled_run_values) {  // each result's slot offset from its run's first (mixed radix)
+    int loads = 0;
     for (int u = 0; u < v; ++u) {
       std::int32_t rest = u, off = 0;
       for (int j = 0; j < lead; ++j) {
@@ -419,7 +420,12 @@ bool vector_layout(tiled_record& r, std::size_t element_bytes, std::int32_t kind
         rest /= t.d_extent[j];
       }
       t.vec_slot[u] = off;
+      if (u == 0 || off != t.vec_slot[u - 1]) ++loads;
     }
+    // Runs whose results share no values buy only the wide store and lose the scalar layout's reuse
+    // across results: taking them wherever they applied made eager 8.2 ms on the reference, against
+    // 7.2 ms without (H200, bench/results/2026-11-30-h200-vector/runs-all/).
+    if (loads == v) return false;
   }
   t.vec_kind = kind;
   t.vec_d = v;

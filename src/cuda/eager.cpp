@@ -68,6 +68,14 @@ bool describe_tiled_for(const engine& eng, const lowered_step& s, std::size_t el
     l.contracted_first = true;
     tiled_record alt;
     if (describe_tiled(s, element_bytes, a, b, d, alt, l)) out = alt;
+    return true;
+  }
+  // Scalar results where staging D's leading modes first gives runs sharing coefficients: those
+  // won (reference step 387: 0.65 ms against 0.77 ms with the scalar layout, compiled timing).
+  if (out.vec_kind == tiled_scalar) {
+    l.d_first = true;
+    tiled_record alt;
+    if (describe_tiled(s, element_bytes, a, b, d, alt, l) && alt.vec_kind == tiled_run_coefs) out = alt;
   }
   return true;
 }
