@@ -68,7 +68,7 @@ for s in "$@"; do
              tar -czf $out/ref-c.tgz -C /tmp ref-c ;;
     suite-h) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --problem ref-f32-random --problem ref-f64-const --only eager --only compiled --only torch --only "torch graph" --reps 3 --budget 540 --out /tmp/ref-h 2>&1 | tail -30
              tar -czf $out/ref-h.tgz -C /tmp ref-h ;;
-    suite-r) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --runs 100 --reps 3 --budget 300 --out /tmp/ref-r 2>&1 | tail -30
+    suite-r) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --only eager --only compiled --only "eager unfused*" --only torch --only cupy --runs 100 --reps 3 --budget 200 --out /tmp/ref-r 2>&1 | tail -20
              tar -czf $out/ref-r.tgz -C /tmp ref-r ;;
     suite-p) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --skip-peers --profile --reps 3 --budget 540 --out /tmp/ref-p 2>&1 | tail -30
              tar -czf $out/ref-p.tgz -C /tmp ref-p ;;
