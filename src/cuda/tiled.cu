@@ -127,20 +127,22 @@ __device__ __forceinline__ void load_values(const tiled_record& r, const T* sl, 
 // Tile bases are computed once per tile by the first warp, a group ahead of their copies.
 // Same arithmetic and indexing as evaluate_tiled (src/core/tiled_index.hpp).
 // MODE: how a thread holds its results (tiled_vec_kind):
-//   0 scalar, 1 scalar reusing the previous result's values (record.reuse),
-//   2 vectors of VD adjacent results reading slab values at fixed offsets from the run's first
-//     (tiled_run_values; one load per run when the offsets are all 0),
-//   3 vectors of VD adjacent results sharing coefficients (tiled_run_coefs).
+//   scalar_mode: one result per thread-stride; reuse_mode: the same, reusing the previous result's
+//     values (record.reuse);
+//   values_mode: runs of VD adjacent results reading slab values at fixed offsets from the run's
+//     first (tiled_run_values; one load per run when the offsets are all 0);
+//   coefs_mode: runs of VD adjacent results sharing coefficients (tiled_run_coefs).
+enum : int { scalar_mode = 0, reuse_mode = 1, values_mode = 2, coefs_mode = 3 };
 // In the vector modes result e0 + u (e0 a multiple of VD, u < VD) of a tile is the thread's when
 // (e0 / VD) % threads is its index; results are stored 16 bytes at a time (vec_store).
 template <class T, int K_MAX, int MODE>
 struct results_of {
-  static constexpr bool vector = MODE >= 2;
+  static constexpr bool vector = MODE == values_mode || MODE == coefs_mode;
   static constexpr int vd = vector ? tiled_vec_d(sizeof(T)) : 1;
   static constexpr int outs =
-      tiled_outputs_for(sizeof(T), K_MAX, MODE == 3 ? tiled_run_coefs : MODE == 2 ? tiled_run_values : tiled_scalar);
+      tiled_outputs_for(sizeof(T), K_MAX, MODE == coefs_mode ? tiled_run_coefs : MODE == values_mode ? tiled_run_values : tiled_scalar);
   static constexpr int runs = outs / vd;                 // vectors (or results) per thread
-  static constexpr int coefs = MODE == 3 ? runs : outs;  // coefficient sets per thread
+  static constexpr int coefs = MODE == coefs_mode ? runs : outs;  // coefficient sets per thread
 };
 
 template <class T, int K_MAX, int V, int MODE>
@@ -184,7 +186,7 @@ __global__ void __launch_bounds__(threads, 2) tiled_kernel(const __grid_constant
     d_off[j] = 0;
     if (e0 < r.tile_d) tiled_index::d_entry(r, e0, d_off[j], pack);
     slot[j] = static_cast<std::int32_t>(pack & 0xFFFFU);
-    if constexpr (MODE == 2) {
+    if constexpr (MODE == values_mode) {
 #pragma unroll
       for (int u = 0; u < VD; ++u) {
         std::int32_t off_u = 0;
@@ -221,13 +223,13 @@ __global__ void __launch_bounds__(threads, 2) tiled_kernel(const __grid_constant
       if (g * static_cast<unsigned>(r.group) + static_cast<unsigned>(m) >= count) break;
       const T* slab = slabs + stage * stage_elems + static_cast<std::ptrdiff_t>(m) * r.tile_big;
       T* const dt = d + bases[here][m][1];
-      if constexpr (MODE >= 2) {
+      if constexpr (layout::vector) {
 #pragma unroll
         for (int j = 0; j < runs; ++j) {
           if ((tid + j * threads) * VD < r.tile_d) {
             T vals[VD];
             const T* sl = slab + slot[j];
-            if constexpr (MODE == 2) {
+            if constexpr (MODE == values_mode) {
               T v[K_MAX];
 #pragma unroll
               for (int u = 0; u < VD; ++u) {
@@ -262,7 +264,7 @@ __global__ void __launch_bounds__(threads, 2) tiled_kernel(const __grid_constant
             }
           }
         }
-      } else if constexpr (MODE == 1) {
+      } else if constexpr (MODE == reuse_mode) {
         T v[K_MAX];
 #pragma unroll
         for (int i = 0; i < outs; ++i) {
@@ -351,21 +353,21 @@ template <class T, int K_MAX, int V>
 void launch_as(const tiled_record& r, cudaStream_t stream) {
   if constexpr (sizeof(T) < 16) {
     if (r.vec_kind == tiled_run_coefs) {
-      launch_kernel<T, K_MAX, V, 3>(r, stream);
+      launch_kernel<T, K_MAX, V, coefs_mode>(r, stream);
       return;
     }
     if constexpr (tiled_outputs(sizeof(T), K_MAX) % tiled_vec_d(sizeof(T)) == 0) {
       if (r.vec_kind == tiled_run_values) {
-        launch_kernel<T, K_MAX, V, 2>(r, stream);
+        launch_kernel<T, K_MAX, V, values_mode>(r, stream);
         return;
       }
     }
   }
   if (r.vec_kind != tiled_scalar) throw internal_error("launch_tiled: a vector layout the kernel does not take for this record");
   if (r.reuse != 0) {
-    launch_kernel<T, K_MAX, V, 1>(r, stream);
+    launch_kernel<T, K_MAX, V, reuse_mode>(r, stream);
   } else {
-    launch_kernel<T, K_MAX, V, 0>(r, stream);
+    launch_kernel<T, K_MAX, V, scalar_mode>(r, stream);
   }
 }
 
