@@ -1,12 +1,11 @@
 #include "cuda/cutensor_api.hpp"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/dynamic_library.hpp"
 #include "tnrt/errors.hpp"
 
 #ifndef TNRT_CUTENSOR_BUILD_LIBDIR
@@ -21,17 +20,6 @@ struct loaded {
   std::string error;  // empty when loaded
 };
 
-template <class F>
-bool resolve(void* lib, const char* name, F& fn, std::string& missing) {
-  void* sym = dlsym(lib, name);
-  if (sym == nullptr) {
-    missing += missing.empty() ? name : std::string(", ") + name;
-    return false;
-  }
-  fn = reinterpret_cast<F>(sym);  // NOLINT: dlsym returns object pointers for functions
-  return true;
-}
-
 loaded open_cutensor() {
   loaded out;
   std::vector<std::string> candidates;
@@ -39,24 +27,17 @@ loaded open_cutensor() {
   candidates.emplace_back("libcutensor.so.2");
   candidates.emplace_back("/opt/tnrt-deps/lib/libcutensor.so.2");
   if (std::string(TNRT_CUTENSOR_BUILD_LIBDIR).size() > 0) candidates.emplace_back(std::string(TNRT_CUTENSOR_BUILD_LIBDIR) + "/libcutensor.so.2");
-  void* lib = nullptr;
-  std::string tried;
-  for (const auto& c : candidates) {
-    lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib != nullptr) {
-      out.api.path = c;
-      break;
-    }
-    const char* why = dlerror();
-    tried += (tried.empty() ? "" : "; ") + c + (why != nullptr ? std::string(" (") + why + ")" : "");
-  }
+  const opened_library opened = open_first(candidates);
+  void* lib = opened.handle;
+  const std::string& tried = opened.tried;
+  out.api.path = opened.path;
   if (lib == nullptr) {
     out.error = "cuTENSOR not found: tried " + tried + "; install it with 'python3 -m pip install cutensor-cu13' or set TNRT_CUTENSOR_PATH";
     return out;
   }
   std::string missing;
   auto& a = out.api;
-#define TNRT_RESOLVE(name) resolve(lib, #name, a.name, missing);
+#define TNRT_RESOLVE(name) resolve_function(lib, #name, a.name, missing);
   TNRT_RESOLVE(cutensorCreate)
   TNRT_RESOLVE(cutensorDestroy)
   TNRT_RESOLVE(cutensorCreateTensorDescriptor)
@@ -79,10 +60,8 @@ loaded open_cutensor() {
   TNRT_RESOLVE(cutensorGetVersion)
 #undef TNRT_RESOLVE
   // The compute descriptors are exported objects: dlsym gives their addresses.
-  auto* d32 = static_cast<const cutensorComputeDescriptor_t*>(dlsym(lib, "CUTENSOR_COMPUTE_DESC_32F"));
-  auto* d64 = static_cast<const cutensorComputeDescriptor_t*>(dlsym(lib, "CUTENSOR_COMPUTE_DESC_64F"));
-  if (d32 == nullptr) missing += ", CUTENSOR_COMPUTE_DESC_32F";
-  if (d64 == nullptr) missing += ", CUTENSOR_COMPUTE_DESC_64F";
+  auto* d32 = static_cast<const cutensorComputeDescriptor_t*>(find_symbol(lib, "CUTENSOR_COMPUTE_DESC_32F", missing));
+  auto* d64 = static_cast<const cutensorComputeDescriptor_t*>(find_symbol(lib, "CUTENSOR_COMPUTE_DESC_64F", missing));
   if (!missing.empty()) {
     out.error = "cuTENSOR at " + a.path + " lacks " + missing + " (tnrt needs cuTENSOR 2.x)";
     return out;

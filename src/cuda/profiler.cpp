@@ -1,7 +1,6 @@
 #include "cuda/profiler.hpp"
 
 #include <cupti.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/dynamic_library.hpp"
 #include "tnrt/errors.hpp"
 
 #ifndef TNRT_PYTHON_SITE_DIR
@@ -67,16 +67,6 @@ struct loaded {
   std::string error;  // empty when loaded
 };
 
-template <class F>
-void resolve(void* lib, const char* name, F& fn, std::string& missing) {
-  void* sym = dlsym(lib, name);
-  if (sym == nullptr) {
-    missing += missing.empty() ? name : std::string(", ") + name;
-    return;
-  }
-  fn = reinterpret_cast<F>(sym);  // NOLINT: dlsym returns object pointers for functions
-}
-
 std::vector<std::string> cupti_candidates() {
   if (const char* p = std::getenv("TNRT_CUPTI_PATH"); p != nullptr && *p != '\0') return {p};
   std::vector<std::string> c;
@@ -104,17 +94,10 @@ bool buffer_callbacks_registered = false;
 
 loaded open_cupti() {
   loaded out;
-  void* lib = nullptr;
-  std::string tried;
-  for (const auto& c : cupti_candidates()) {
-    lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib != nullptr) {
-      out.library.path = c;
-      break;
-    }
-    const char* why = dlerror();
-    tried += (tried.empty() ? "" : "; ") + c + (why != nullptr ? std::string(" (") + why + ")" : "");
-  }
+  const opened_library opened = open_first(cupti_candidates());
+  void* lib = opened.handle;
+  const std::string& tried = opened.tried;
+  out.library.path = opened.path;
   if (lib == nullptr) {
     const char* only = std::getenv("TNRT_CUPTI_PATH");
     out.error = "CUPTI (libcupti, needed by --profile) not found: tried " + tried +
@@ -124,7 +107,7 @@ loaded open_cupti() {
     return out;
   }
   std::string missing;
-#define TNRT_CUPTI_RESOLVE(name) resolve(lib, #name, out.api.name, missing);
+#define TNRT_CUPTI_RESOLVE(name) resolve_function(lib, #name, out.api.name, missing);
   TNRT_CUPTI_FUNCTIONS(TNRT_CUPTI_RESOLVE)
 #undef TNRT_CUPTI_RESOLVE
   if (!missing.empty()) {
