@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "core/step_lowering.hpp"
 #include "cuda/engine.hpp"
 #include "support/kernel_random.hpp"
 
@@ -55,6 +56,17 @@ mirrored<T> make_result(const kerntest::operand_case& o, const std::vector<kernt
   mirrored<T> m;
   m.host.assign(static_cast<std::size_t>(kerntest::span_of(o, extents)) + guards, kerntest::sentinel_value<T>());
   return m;
+}
+
+// Compares D (device result downloaded into `got`) with evaluate_lowered; returns the number of bad
+// elements. The GPU sums in another order and may contract a*b+c into an FMA: tolerance c (N + 2) eps.
+template <class T>
+int compare_d(const lowered_step& l, const std::vector<T>& a, const std::vector<T>& b, const std::vector<T>& got, double c) {
+  std::vector<T> want(got.size(), kerntest::sentinel_value<T>());
+  evaluate_lowered<T>(l, a.data(), l.kind == lowered_kind::contraction ? b.data() : nullptr, want.data());
+  const std::vector<double> bound = kerntest::magnitude_bound<T>(l, a, b, got.size());
+  const double tol = c * static_cast<double>(kerntest::sum_length(l) + 2) * kerntest::eps_of<T>();
+  return kerntest::check_d<T>(l, got, want, bound, tol);
 }
 
 }  // namespace tnrt::gputest

@@ -48,18 +48,8 @@ using gputest::mirrored;
 using gputest::to_device;
 using gputest::from_device;
 using gputest::release;
+using gputest::compare_d;
 using gputest::make_operand;
-
-// Compares D (device result downloaded into `got`) with evaluate_lowered; returns the number of bad elements.
-template <class T>
-int compare_d(const lowered_step& l, const std::vector<T>& a, const std::vector<T>& b, const std::vector<T>& got, double c) {
-  std::vector<T> want(got.size(), kerntest::sentinel_value<T>());
-  evaluate_lowered<T>(l, a.data(), l.kind == lowered_kind::contraction ? b.data() : nullptr, want.data());
-  const std::vector<double> bound = kerntest::magnitude_bound<T>(l, a, b, got.size());
-  // GPU sums in another order and may contract a*b+c into an FMA.
-  const double tol = c * static_cast<double>(kerntest::sum_length(l) + 2) * kerntest::eps_of<T>();
-  return kerntest::check_d<T>(l, got, want, bound, tol);
-}
 
 // ---- launch_skinny ---------------------------------------------------------------------------------
 

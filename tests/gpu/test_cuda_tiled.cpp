@@ -49,20 +49,9 @@ using gputest::mirrored;
 using gputest::to_device;
 using gputest::from_device;
 using gputest::release;
+using gputest::compare_d;
 using gputest::make_operand;
 using gputest::make_result;
-
-
-// Compares D (device result downloaded into `got`) with evaluate_lowered; returns the number of bad elements.
-template <class T>
-int compare_d(const lowered_step& l, const std::vector<T>& a, const std::vector<T>& b, const std::vector<T>& got, double c) {
-  std::vector<T> want(got.size(), kerntest::sentinel_value<T>());
-  evaluate_lowered<T>(l, a.data(), b.data(), want.data());
-  const std::vector<double> bound = kerntest::magnitude_bound<T>(l, a, b, got.size());
-  // The GPU may contract a*b+c into an FMA.
-  const double tol = c * static_cast<double>(kerntest::sum_length(l) + 2) * kerntest::eps_of<T>();
-  return kerntest::check_d<T>(l, got, want, bound, tol);
-}
 
 // evaluate_tiled on the host with the record's pointers replaced by host buffers; and the same on
 // the magnitudes (in double) for the error bound.
