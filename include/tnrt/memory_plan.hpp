@@ -32,6 +32,10 @@ struct memory_plan {
   std::string heuristic;
 };
 
+/// The largest sum of the sizes of requests live at one step (memory_plan::lower_bound_bytes of
+/// these requests, without placing them). 0 for none.
+std::size_t live_bytes_bound(std::span<const buffer_request> requests);
+
 /// Places every request at an aligned offset so that no two requests with overlapping lifetimes
 /// overlap in memory. Runs a few greedy heuristics (largest first, earliest first, most-contended
 /// first; each with best-fit, first-fit and two-ended gap choice) and keeps the smallest arena,

@@ -118,6 +118,12 @@ placement place(std::span<const buffer_request> requests, const std::vector<std:
 
 }  // namespace
 
+std::size_t live_bytes_bound(std::span<const buffer_request> requests) {
+  if (requests.empty()) return 0;
+  const start_profile prof = profile_of(requests);
+  return *std::max_element(prof.live_bytes.begin(), prof.live_bytes.end());
+}
+
 memory_plan plan_memory(std::span<const buffer_request> requests, std::size_t alignment) {
   if (alignment == 0) throw internal_error("memory plan: alignment must be positive");
   for (std::size_t i = 0; i < requests.size(); ++i)

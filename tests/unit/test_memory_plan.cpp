@@ -45,6 +45,7 @@ void expect_valid(const std::vector<buffer_request>& rs, const memory_plan& plan
   }
   EXPECT_EQ(plan.arena_bytes, top);
   EXPECT_EQ(plan.lower_bound_bytes, brute_lower_bound(rs));
+  EXPECT_EQ(live_bytes_bound(rs), plan.lower_bound_bytes);
   EXPECT_GE(plan.arena_bytes, plan.lower_bound_bytes);
   for (std::size_t i = 0; i < rs.size(); ++i)
     for (std::size_t j = i + 1; j < rs.size(); ++j) {
