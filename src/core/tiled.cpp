@@ -50,10 +50,7 @@ constexpr i64 int32_max = std::numeric_limits<std::int32_t>::max();
 }  // namespace
 
 std::size_t tiled_record::shared_bytes(std::size_t element_bytes) const noexcept {
-  const std::size_t values =
-      (static_cast<std::size_t>(tiled_stages) * static_cast<std::size_t>(group) * static_cast<std::size_t>(tile_big) + static_cast<std::size_t>(small_span)) *
-      element_bytes;
-  return (values + 15U) / 16U * 16U;
+  return tiled_shared_bytes(tile_big, group, small_span, element_bytes);
 }
 
 namespace {
@@ -117,8 +114,7 @@ bool plan_tiled(const lowered_step& s, std::size_t element_bytes, const tiled_li
   // Whether a tile with `free` elements of free modes fits the limits (slab, D's tile, shared memory).
   auto fits = [&](i64 free) {
     const i64 tb = inner_big * free, td = inner_d * free;
-    const i64 values = ((tiled_stages * tb + small_span) * eb + 15) / 16 * 16;
-    return tb <= cap_big && td <= max_tile_d && values <= limits.max_shared_bytes;
+    return tb <= cap_big && td <= max_tile_d && tiled_shared_bytes(tb, 1, small_span, element_bytes) <= static_cast<std::size_t>(limits.max_shared_bytes);
   };
   if (!fits(1)) return false;
   auto add_free = [&](std::size_t i) -> i64 {
@@ -332,8 +328,7 @@ bool plan_tiled(const lowered_step& s, std::size_t element_bytes, const tiled_li
   if (count > int32_max) return false;  // the kernel numbers tiles in 32 bits
   // Vector copies: the slab's leading modes a dense run of exactly `v` elements (then slot j and
   // offset agree within each group of v), every other stride and the base a multiple of v.
-  const i64 v = 16 / eb;
-  if (v > 1 && 16 % eb == 0) {
+  if (const i64 v = tiled_vec_d(element_bytes); v > 1) {
     i64 run = 1;
     std::size_t lead = 0;
     while (lead < slab.size() && run < v && slab[lead].stride == run) run *= slab[lead++].extent;
@@ -424,7 +419,7 @@ bool vector_layout(tiled_record& r, std::size_t element_bytes, std::int32_t kind
     }
     // Runs whose results share no values buy only the wide store and lose the scalar layout's reuse
     // across results: taking them wherever they applied made eager 8.2 ms on the reference, against
-    // 7.2 ms without (H200, bench/results/2026-11-30-h200-vector/runs-all/).
+    // 6.8 ms without (H200, bench/results/2026-11-30-h200-vector/runs-all/ and tiled/).
     if (loads == v) return false;
   }
   t.vec_kind = kind;
@@ -464,6 +459,24 @@ bool same_tiled_plan(const tiled_record& x, const tiled_record& y) noexcept {
   return x.tile_big == y.tile_big && x.tile_d == y.tile_d && x.group == y.group && x.vec_kind == y.vec_kind && x.reuse == y.reuse &&
          x.n_big == y.n_big && x.n_d == y.n_d && same(x.big_extent, y.big_extent, x.n_big) && same(x.big_stride, y.big_stride, x.n_big) &&
          same(x.d_extent, y.d_extent, x.n_d) && same(x.d_stride, y.d_stride, x.n_d) && same(x.d_slot, y.d_slot, x.n_d);
+}
+
+std::vector<tiled_record> tiled_alternatives(const lowered_step& s, std::size_t element_bytes, const tiled_limits& base, const tiled_record& chosen) {
+  std::vector<tiled_record> out;
+  for (const int order : {0, 1, 2})
+    for (const bool vector_results : {true, false}) {
+      if (order == 2 && !vector_results) continue;
+      tiled_limits l = base;
+      l.contracted_first = order == 1;
+      l.d_first = order == 2;
+      l.vector_results = vector_results;
+      tiled_record alt;
+      if (!describe_tiled(s, element_bytes, nullptr, nullptr, nullptr, alt, l)) continue;
+      bool seen = same_tiled_plan(alt, chosen);
+      for (const tiled_record& x : out) seen = seen || same_tiled_plan(alt, x);
+      if (!seen) out.push_back(alt);
+    }
+  return out;
 }
 
 void bind_tiled(tiled_record& r, const void* a, const void* b, void* d) noexcept {

@@ -21,6 +21,7 @@
 // evaluate_tiled is the kernel's arithmetic and indexing on the host, for tests.
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "core/step_lowering.hpp"
 
@@ -88,6 +89,13 @@ constexpr int tiled_outputs_for(std::size_t element_bytes, int k_max, std::int32
   if (vec_kind != tiled_run_coefs) return n;
   const int v = n * tiled_vec_d(element_bytes);
   return v > tiled_max_outputs_vec ? tiled_max_outputs_vec : v;
+}
+
+/// Dynamic shared memory of the kernel for slabs of `tile_big` elements, `group` tiles per stage,
+/// and Small's `small_span` elements: tiled_stages stages, rounded up to 16 bytes.
+constexpr std::size_t tiled_shared_bytes(std::int64_t tile_big, std::int64_t group, std::int64_t small_span, std::size_t element_bytes) {
+  const auto values = static_cast<std::size_t>(tiled_stages * group * tile_big + small_span) * element_bytes;
+  return (values + 15U) / 16U * 16U;
 }
 
 struct tiled_limits {
@@ -173,6 +181,12 @@ bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void
 /// Whether two records of one step plan the same kernel work (slab, D's tile, results' layout),
 /// whatever the pointers: a candidate identical to another need not be timed again.
 bool same_tiled_plan(const tiled_record& x, const tiled_record& y) noexcept;
+
+/// The other plans of a step worth timing against `chosen` (under `base` limits): the slab in Big's
+/// order, contracted modes first, or D's leading modes first (only with results in runs: it exists
+/// to make them share coefficients), each with results in runs and scalar; every one distinct from
+/// `chosen` and from each other (same_tiled_plan). Pointers unbound (bind_tiled).
+std::vector<tiled_record> tiled_alternatives(const lowered_step& s, std::size_t element_bytes, const tiled_limits& base, const tiled_record& chosen);
 
 /// Points a planned record at a step's operands (lhs `a`, rhs `b`, result `d`) without planning
 /// again: what a repeated contraction of the same step needs. describe_tiled ends with it.

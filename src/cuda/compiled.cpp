@@ -43,11 +43,11 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
   std::vector<char> own(steps, library);
   const auto skinny_choice = eng.opts().skinny_kernel;
   const auto tiled_choice = eng.opts().tiled_kernel;
+  std::vector<tiled_record> tiled_plan(steps);  // planned once here, bound to the arena below
   for (int kk : fusion_.library_steps) {
     const auto k = static_cast<std::size_t>(kk);
-    tiled_record tprobe;
     skinny_record sprobe;
-    if (tiled_choice != options::choice::never && describe_tiled(lowered[k], elem, nullptr, nullptr, nullptr, tprobe, tiled_limits_of(eng))) {
+    if (tiled_choice != options::choice::never && describe_tiled_for(eng, lowered[k], elem, nullptr, nullptr, nullptr, tiled_plan[k])) {
       own[k] = tiled_kernel;
     } else if (skinny_choice != options::choice::never && describe_skinny(lowered[k], elem, nullptr, nullptr, nullptr, sprobe, skinny_limits_of(eng))) {
       own[k] = skinny_kernel;
@@ -97,12 +97,7 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
     requests.push_back(buffer_request{(ws + arena_alignment - 1) / arena_alignment * arena_alignment, position[k], position[k]});
   }
   mplan_ = plan_memory(requests, arena_alignment);
-  {
-    std::vector<std::size_t> live(static_cast<std::size_t>(end_position) + 1, 0);
-    for (std::size_t i = 0; i < tensor_requests; ++i)
-      for (int t = requests[i].first_step; t <= requests[i].last_step; ++t) live[static_cast<std::size_t>(t)] += requests[i].bytes;
-    tensor_bound_bytes_ = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
-  }
+  tensor_bound_bytes_ = live_bytes_bound(std::span<const buffer_request>(requests).first(tensor_requests));
   // Scratch for absorbed intermediates: per subtree, a plan over the subtree's own step order.
   std::vector<std::size_t> scratch_offset(steps, 0);
   std::size_t scratch_bytes = 0;
@@ -209,24 +204,12 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng) {
       if (!describe_skinny(lowered[k], elem, o.a, o.b, o.d, o.skinny_rec, skinny_limits_of(eng))) throw internal_error("compiled_program: a skinny step no longer fits its record");
       o.skinny = true;
     } else if (own[k] == tiled_kernel) {
-      if (!describe_tiled_for(eng, lowered[k], elem, o.a, o.b, o.d, o.tiled_rec)) throw internal_error("compiled_program: a tiled step no longer fits its record");
+      o.tiled_rec = tiled_plan[k];
+      bind_tiled(o.tiled_rec, o.a, o.b, o.d);
       o.tiled = true;
-      if (tiled_choice == options::choice::automatic) {  // the other layouts, timed too
-        // Slab in Big's order, contracted modes first, or D's leading modes first (the last only
-        // with results in runs: it exists to make them share coefficients).
-        for (const int order : {0, 1, 2})
-          for (const bool vector_results : {true, false}) {
-            if (order == 2 && !vector_results) continue;
-            tiled_limits l = tiled_limits_of(eng);
-            l.contracted_first = order == 1;
-            l.d_first = order == 2;
-            l.vector_results = vector_results;
-            tiled_record alt;
-            if (!describe_tiled(lowered[k], elem, o.a, o.b, o.d, alt, l)) continue;
-            bool seen = same_tiled_plan(alt, o.tiled_rec);
-            for (const tiled_record& x : o.tiled_alts) seen = seen || same_tiled_plan(alt, x);
-            if (!seen) o.tiled_alts.push_back(alt);
-          }
+      if (tiled_choice == options::choice::automatic) {  // the other plans, timed too
+        o.tiled_alts = tiled_alternatives(lowered[k], elem, tiled_limits_of(eng), o.tiled_rec);
+        for (tiled_record& alt : o.tiled_alts) bind_tiled(alt, o.a, o.b, o.d);
       }
       if (tiled_choice == options::choice::always) ++tiled_chosen_;
     }

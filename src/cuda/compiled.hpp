@@ -80,8 +80,8 @@ class compiled_program {
     skinny_record skinny_rec;
     bool tiled = false;  // tnrt's tiled streaming kernel instead of the plan
     tiled_record tiled_rec;
-    /// Other plans of the same step (the other shared-memory layout, scalar results): `automatic`
-    /// times each against tiled_rec and keeps the fastest there.
+    /// Other plans of the same step (tiled_alternatives): `automatic` times each against tiled_rec
+    /// and keeps the fastest there.
     std::vector<tiled_record> tiled_alts;
     const small_step_record* fused_records = nullptr;  // the fused launch of absorbed small steps
     const int* fused_begin = nullptr;

@@ -39,8 +39,9 @@ fusion_plan fusion_of(const engine& eng, const problem& p);
 skinny_limits skinny_limits_of(const engine& eng);
 /// The tiled kernel's limits under the engine's options.
 tiled_limits tiled_limits_of(const engine& eng);
-/// describe_tiled under the engine's limits, with the shared-memory layout chosen for the step
-/// (contracted modes first when a result sums over many combinations).
+/// describe_tiled under the engine's limits, with the plan eager takes without timing: results in
+/// runs where they apply, else contracted modes first when a result sums over many combinations,
+/// else D's leading modes first when that gives runs sharing coefficients.
 bool describe_tiled_for(const engine& eng, const lowered_step& s, std::size_t element_bytes, const void* a, const void* b, void* d,
                         tiled_record& out);
 

@@ -103,6 +103,18 @@ run_result run(const run_request& req) {
     out.result = std::move(h);
   };
 
+  // After a call: wait for the device (the runner's own wait, which the profiler tells apart from
+  // syncs inside the call) and close the profiled window of a timed run; the time the wait ended.
+  auto wait_for_device = [&](bool timed) {
+    {
+      const profiler::own_syncs own(timed ? prof.get() : nullptr);
+      TNRT_CUDA(cudaStreamSynchronize(eng.stream()));
+    }
+    const auto t = clock_type::now();
+    if (prof && timed) prof->end_run();
+    return t;
+  };
+
   if (req.opt.mode == exec_mode::eager) {
     std::vector<void*> inputs(req.inputs.size());
     for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -121,12 +133,7 @@ run_result run(const run_request& req) {
       last = contract_eager(eng, p, inputs);
       const auto t_enqueued = clock_type::now();
       const std::uint64_t syncs1 = host_syncs(eng);
-      {
-        const profiler::own_syncs own(timed ? prof.get() : nullptr);
-        TNRT_CUDA(cudaStreamSynchronize(eng.stream()));
-      }
-      const auto t1 = clock_type::now();
-      if (prof && timed) prof->end_run();
+      const auto t1 = wait_for_device(timed);
       if (timed) {
         out.times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         out.enqueue_ms.push_back(std::chrono::duration<double, std::milli>(t_enqueued - t0).count());
@@ -159,12 +166,7 @@ run_result run(const run_request& req) {
       const auto t0 = clock_type::now();
       prog.run();
       const std::uint64_t syncs1 = host_syncs(eng);
-      {
-        const profiler::own_syncs own(timed ? prof.get() : nullptr);
-        TNRT_CUDA(cudaStreamSynchronize(eng.stream()));
-      }
-      const auto t1 = clock_type::now();
-      if (prof && timed) prof->end_run();
+      const auto t1 = wait_for_device(timed);
       if (timed) {
         out.times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         out.syncs_inside_calls += syncs1 - syncs0;

@@ -179,16 +179,11 @@ inline i64 max_tile_d_of(const tiled_limits& lim, std::size_t element_bytes, i64
 }
 
 /// Whether a tile of `free` elements of free modes (times the inner parts) fits the caps and the
-/// shared memory, by the record's own shared_bytes.
+/// shared memory (tiled_shared_bytes, which tiled_record::shared_bytes uses too).
 inline bool tile_fits(const tiled_expectation& e, i64 free, std::size_t element_bytes, const tiled_limits& lim) {
   const i64 tb = e.inner_big * free, td = e.inner_d * free;
   if (tb > tiled_max_tile_big(element_bytes) || td > max_tile_d_of(lim, element_bytes, e.k_count)) return false;
-  tiled_record r;
-  r.tile_big = static_cast<std::int32_t>(tb);
-  r.tile_d = static_cast<std::int32_t>(td);
-  r.k_count = static_cast<std::int32_t>(e.k_count);
-  r.small_span = static_cast<std::int32_t>(e.small_span);
-  return r.shared_bytes(element_bytes) <= static_cast<std::size_t>(lim.max_shared_bytes);
+  return tiled_shared_bytes(tb, 1, e.small_span, element_bytes) <= static_cast<std::size_t>(lim.max_shared_bytes);
 }
 
 /// Necessary conditions of describe_tiled's limits, from the roles alone: when this is false the

@@ -522,6 +522,21 @@ void reference_step_dry(const reference_step& rs) {
     EXPECT_NE(r.vec_kind, tiled_run_coefs);
     EXPECT_EQ(rd.vec_kind, tiled_run_coefs);
   }
+  // The plans compiled mode times against the default one: valid, distinct, unbound, and among them
+  // the one with D's modes first wherever that differs from the default.
+  const std::vector<tiled_record> alts = tiled_alternatives(kerntest::lower(sc), sizeof(T), lim, r);
+  EXPECT_FALSE(alts.empty()) << "contracted modes first always gives another slab on these steps";
+  bool has_d_first = false;
+  for (std::size_t i = 0; i < alts.size(); ++i) {
+    kerntest::check_tiled_shape(alts[i], ex, sizeof(T), lim);
+    EXPECT_EQ(alts[i].big, nullptr);
+    EXPECT_FALSE(same_tiled_plan(alts[i], r)) << "alternative " << i << " is the default plan again";
+    for (std::size_t j = 0; j < i; ++j) EXPECT_FALSE(same_tiled_plan(alts[i], alts[j])) << "alternatives " << j << " and " << i;
+    has_d_first = has_d_first || same_tiled_plan(alts[i], rd);
+  }
+  if (!same_tiled_plan(rd, r)) {
+    EXPECT_TRUE(has_d_first) << "D's modes first differs from the default but is not among the alternatives";
+  }
   if (sizeof(T) == 4)
     std::printf("[tiled reference] step %d f32, D's modes first: results %s, tile %d Big / %d D, 16-byte copies %s\n", rs.id,
                 rd.vec_kind == tiled_run_values ? "in runs (values at fixed offsets)" : rd.vec_kind == tiled_run_coefs ? "in runs sharing coefficients" : "scalar",
