@@ -263,19 +263,16 @@ def peer_problem_args(p: dict) -> list[str]:
 # jobs
 # --------------------------------------------------------------------------------------------------
 class Runner:
-    def __init__(self, cpus: set[int] | None = None) -> None:
+    def __init__(self) -> None:
         self.child: subprocess.Popen | None = None
         self.stopping = False
-        self.cpus = cpus  # every job pinned to these CPUs (--pin-cpu)
 
     def run(self, cmd: list[str], timeout: float, stdout_path: str, stderr_path: str, env=None) -> dict:
         t0 = time.monotonic()
         with open(stdout_path, "w", encoding="utf-8") as out, open(stderr_path, "w", encoding="utf-8") as err:
             try:
-                cpus = self.cpus
                 self.child = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT, env=env,
-                                              start_new_session=True, text=True,
-                                              preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
+                                              start_new_session=True, text=True)
             except OSError as exc:
                 return {"rc": None, "timed_out": False, "wall_s": 0.0, "spawn_error": str(exc)}
             timed_out = False
@@ -636,7 +633,7 @@ def host_probe_ms() -> float:
     x = 0
     for i in range(300_000):
         x += (i * i) % 7
-    return (time.perf_counter() - t0) * 1e3 + 0 * x
+    return (time.perf_counter() - t0) * 1e3
 
 
 def host_text(records: list[dict]) -> str:
@@ -902,8 +899,10 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--pin-cpu {args.pin_cpu}: {exc}")
         if not cpus <= os.sched_getaffinity(0):
             ap.error(f"--pin-cpu {args.pin_cpu}: not among this process's CPUs {sorted(os.sched_getaffinity(0))}")
-        os.sched_setaffinity(0, cpus)  # the harness too: its host probe runs where the jobs run
-    runner = Runner(cpus)
+        # The harness itself: every job it starts inherits the affinity, and its host probe runs where
+        # the jobs run.
+        os.sched_setaffinity(0, cpus)
+    runner = Runner()
 
     def on_signal(signum, _frame):
         runner.stopping = True
