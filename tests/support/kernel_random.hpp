@@ -441,6 +441,32 @@ std::vector<T> random_operand(std::mt19937_64& rng, const operand_case& o, const
   return v;
 }
 
+/// A step case's operands on the host (random_operand: lhs first, then rhs, from `rng`) and the
+/// reference D (evaluate_lowered of `l` into D's span plus `guards`, sentinel elsewhere), with the
+/// spans, and which buffer is the small / big operand (step_case::small_side).
+template <class T>
+struct step_data {
+  std::vector<T> a, b, want;
+  std::size_t span_a = 0, span_b = 0, span_d = 0;
+  const void* small = nullptr;
+  const void* big = nullptr;
+};
+
+template <class T>
+step_data<T> make_step_data(std::mt19937_64& rng, const step_case& sc, const lowered_step& l, std::size_t guards) {
+  step_data<T> s;
+  s.a = random_operand<T>(rng, sc.a, sc.extents, guards);
+  s.b = random_operand<T>(rng, sc.b, sc.extents, guards);
+  s.span_a = s.a.size() - guards;
+  s.span_b = s.b.size() - guards;
+  s.span_d = static_cast<std::size_t>(span_of(sc.d, sc.extents));
+  s.want.assign(s.span_d + guards, sentinel_value<T>());
+  evaluate_lowered<T>(l, s.a.data(), s.b.data(), s.want.data());
+  s.small = sc.small_side == 0 ? static_cast<const void*>(s.a.data()) : static_cast<const void*>(s.b.data());
+  s.big = sc.small_side == 0 ? static_cast<const void*>(s.b.data()) : static_cast<const void*>(s.a.data());
+  return s;
+}
+
 /// Checks a kernel's D buffer `got` against `want`: elements outside D (by l.d's extents and strides)
 /// must still hold the sentinel, elements of D must be within tol * bound[i] of want. Reports the
 /// first 5 bad elements through ADD_FAILURE and returns how many it reported.

@@ -77,12 +77,12 @@ void check_skinny_step(std::mt19937_64& rng, const kerntest::step_case& sc, cons
   SCOPED_TRACE(where + "\n  " + kerntest::describe(sc));
   const lowered_step l = kerntest::lower(sc);
   SCOPED_TRACE("lowered: " + kerntest::describe(l));
-  const std::vector<T> a = kerntest::random_operand<T>(rng, sc.a, sc.extents, guards);
-  const std::vector<T> b = kerntest::random_operand<T>(rng, sc.b, sc.extents, guards);
-  const std::size_t span_a = a.size() - guards, span_b = b.size() - guards;
-  const auto span_d = static_cast<std::size_t>(kerntest::span_of(sc.d, sc.extents));
-  std::vector<T> want(span_d + guards, kerntest::sentinel_value<T>()), got(span_d + guards, kerntest::sentinel_value<T>());
-  evaluate_lowered<T>(l, a.data(), b.data(), want.data());
+  const kerntest::step_data<T> sd = kerntest::make_step_data<T>(rng, sc, l, guards);
+  const std::vector<T>& a = sd.a;
+  const std::vector<T>& b = sd.b;
+  const std::vector<T>& want = sd.want;
+  const std::size_t span_a = sd.span_a, span_b = sd.span_b, span_d = sd.span_d;
+  std::vector<T> got(span_d + guards, kerntest::sentinel_value<T>());
 
   const bool expect_fit = ex.m_count <= skinny_max_m && ex.k_count <= skinny_max_k && ex.outer_count >= test_limits.min_outer &&
                           ex.small_span * static_cast<i64>(sizeof(T)) <= test_limits.max_small_bytes;
@@ -99,10 +99,8 @@ void check_skinny_step(std::mt19937_64& rng, const kerntest::step_case& sc, cons
   ASSERT_TRUE(fit) << "within the limits but refused: m " << ex.m_count << " k " << ex.k_count << " outer " << ex.outer_count << " small span "
                    << ex.small_span;
   ++st.checked;
-  const void* small_ptr = sc.small_side == 0 ? static_cast<const void*>(a.data()) : static_cast<const void*>(b.data());
-  const void* big_ptr = sc.small_side == 0 ? static_cast<const void*>(b.data()) : static_cast<const void*>(a.data());
-  EXPECT_EQ(r.small, small_ptr) << "the operand with fewer elements is staged";
-  EXPECT_EQ(r.big, big_ptr);
+  EXPECT_EQ(r.small, sd.small) << "the operand with fewer elements is staged";
+  EXPECT_EQ(r.big, sd.big);
   EXPECT_EQ(r.d, static_cast<void*>(got.data()));
   EXPECT_EQ(r.outer_count, ex.outer_count);
   EXPECT_EQ(r.m_count, ex.m_count);

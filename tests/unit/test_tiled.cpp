@@ -108,19 +108,18 @@ void check_tiled_step(std::mt19937_64& rng, const kerntest::step_case& sc, const
   SCOPED_TRACE(where + "\n  " + kerntest::describe(sc));
   const lowered_step l = kerntest::lower(sc);
   SCOPED_TRACE("lowered: " + kerntest::describe(l));
-  const std::vector<T> a = kerntest::random_operand<T>(rng, sc.a, sc.extents, guards);
-  const std::vector<T> b = kerntest::random_operand<T>(rng, sc.b, sc.extents, guards);
-  const std::size_t span_a = a.size() - guards, span_b = b.size() - guards;
-  const auto span_d = static_cast<std::size_t>(kerntest::span_of(sc.d, sc.extents));
-  std::vector<T> want(span_d + guards, kerntest::sentinel_value<T>());
-  evaluate_lowered<T>(l, a.data(), b.data(), want.data());
+  const kerntest::step_data<T> sd = kerntest::make_step_data<T>(rng, sc, l, guards);
+  const std::vector<T>& a = sd.a;
+  const std::vector<T>& b = sd.b;
+  const std::vector<T>& want = sd.want;
+  const std::size_t span_a = sd.span_a, span_b = sd.span_b, span_d = sd.span_d;
   const std::vector<double> bound = kerntest::magnitude_bound<T>(l, a, b, span_d + guards);
   const double tol = 2.0 * static_cast<double>(kerntest::sum_length(l) + 2) * kerntest::eps_of<T>();
   const strided_operand& big_l = sc.small_side == 0 ? l.b : l.a;
   const std::vector<i64> big_offsets = element_offsets(big_l);
   const std::vector<i64> d_offsets = element_offsets(l.d);
-  const void* small_ptr = sc.small_side == 0 ? static_cast<const void*>(a.data()) : static_cast<const void*>(b.data());
-  const void* big_ptr = sc.small_side == 0 ? static_cast<const void*>(b.data()) : static_cast<const void*>(a.data());
+  const void* small_ptr = sd.small;
+  const void* big_ptr = sd.big;
   ++st.steps;
   for (const named_limits& nl : limit_sets) {
     SCOPED_TRACE(std::string("limits: ") + nl.name);
