@@ -1,0 +1,201 @@
+#pragma once
+// The library API: contract device tensors on the caller's CUDA stream, eagerly or through a
+// program compiled once and run many times; host-tensor overloads for a CPU-only user.
+//
+//   tnrt::context ctx;                                  // device 0, default options
+//   tnrt::problem p = tnrt::load_file("net.json", {});  // or parse an expression + a path
+//   ctx.contract(p, inputs, output, stream);            // eager: enqueues, returns at once
+//   tnrt::program prog = ctx.compile(p);                // plans pinned, memory planned, graph captured
+//   for (...) prog.run(inputs, output, stream);         // new pointers and values every call
+//
+// Streams. Work is enqueued on the caller's stream and nothing here waits for the GPU: no host
+// synchronization, no device allocation outside the context's caching pool. Memory the context
+// hands out (intermediates, workspaces) is reused on another stream only after that stream waited,
+// GPU-side, on an event recorded after the last use: never sooner.
+//
+// Threads. A context may be called from any number of threads on any streams: calls are serialized
+// on the host by the context's lock (each call only enqueues, so it holds the lock for microseconds),
+// and their device work overlaps across streams. A program may be run from several threads too;
+// a run on another stream than the program's previous run first makes its stream wait on that run
+// (GPU-side), because runs share the program's arena.
+//
+// Errors: typed exceptions of tnrt/errors.hpp, each with one line: shape_error / dtype_error for
+// views that do not match the problem, not_supported for what tnrt cannot do (negative strides,
+// an output view aliasing an input), device_error for CUDA/cuTENSOR failures and unusable devices,
+// out_of_memory (checked before launch for a program).
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tnrt/dtype.hpp"
+#include "tnrt/network.hpp"
+#include "tnrt/options.hpp"
+#include "tnrt/tensor.hpp"
+
+namespace tnrt {
+
+/// A cudaStream_t, passed as an opaque pointer so this header needs no CUDA header. nullptr is
+/// CUDA's legacy default stream.
+using stream_handle = void*;
+
+/// A non-owning view of a tensor: where its elements are, their type, shape and strides.
+struct tensor_view {
+  void* data = nullptr;
+  dtype type = dtype::f32;
+  std::span<const std::int64_t> shape;
+  /// In elements, one per mode, any order (row-major, column-major or neither); zero strides
+  /// (broadcast) are allowed for inputs only. Empty: row-major contiguous.
+  std::span<const std::int64_t> strides;
+  /// The CUDA device ordinal holding `data`, or cpu_device for host memory.
+  int device = cpu_device;
+};
+
+/// A host tensor's row-major view (its shape and strides live in the tensor / `strides_storage`).
+tensor_view view_of(const host_tensor& t);
+
+/// What a context or program reports about its device memory, in bytes.
+struct memory_report {
+  std::size_t arena_bytes = 0;         // compiled: the static memory plan's arena (workspaces inside)
+  std::size_t lower_bound_bytes = 0;   // compiled: the plan's lower bound, tensors and workspaces
+  std::size_t tensor_bound_bytes = 0;  // compiled: the lower bound counting tensors only
+  std::size_t workspace_bytes = 0;     // the largest cuTENSOR workspace of one step
+  std::size_t input_bytes = 0;         // compiled: the program's own copies of the inputs
+  std::size_t scratch_bytes = 0;       // compiled: fused small steps' intermediates and records
+  std::size_t total_bytes = 0;         // everything the program holds on the device
+};
+
+/// The work of one contraction: real multiply-adds counted as 2 flops (complex as 8), and the
+/// bytes every step reads and writes once.
+struct cost_report {
+  double flops = 0;
+  double bytes = 0;
+};
+
+namespace detail {
+struct context_state;
+struct program_state;
+struct device_block;
+}  // namespace detail
+
+/// A result allocated from the context's pool and handed to the caller: row-major, on the
+/// context's device. Freed, stream-ordered, on the stream that produced it when the last copy of
+/// this handle goes (use it on another stream only after that stream waited for the producer).
+/// Keeps its context's memory alive.
+class device_tensor {
+ public:
+  device_tensor() = default;
+  [[nodiscard]] void* data() const noexcept;
+  [[nodiscard]] dtype type() const noexcept { return type_; }
+  [[nodiscard]] const std::vector<std::int64_t>& shape() const noexcept { return shape_; }
+  [[nodiscard]] const std::vector<std::int64_t>& strides() const noexcept { return strides_; }
+  [[nodiscard]] int device() const noexcept { return device_; }
+  [[nodiscard]] std::size_t bytes() const noexcept;
+  [[nodiscard]] tensor_view view() const noexcept;
+  /// Copies to the host, waiting for the producing stream (blocking; for tests and convenience).
+  [[nodiscard]] host_tensor to_host() const;
+
+ private:
+  friend class context;
+  std::shared_ptr<detail::device_block> block_;
+  dtype type_ = dtype::f32;
+  std::vector<std::int64_t> shape_, strides_;
+  int device_ = cpu_device;
+};
+
+/// A problem compiled for one context: every plan built and pinned, a static memory plan, and a
+/// CUDA graph. run() with new input and output pointers on every call; the inputs are copied into
+/// the program's own buffers by one gather launch before the graph (docs/design.md says why and
+/// what it costs), and the result into the output view after it.
+class program {
+ public:
+  program();
+  ~program();
+  program(program&&) noexcept;
+  program& operator=(program&&) noexcept;
+  program(const program&) = delete;
+  program& operator=(const program&) = delete;
+
+  /// Enqueues one contraction on `stream`: inputs (device views of the problem's input shapes and
+  /// type, any strides) in, the result written into `output` (a device view of the output shape).
+  void run(std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream);
+  /// Convenience: uploads, runs, downloads, waits (blocking).
+  [[nodiscard]] host_tensor run(std::span<const host_tensor> inputs);
+
+  [[nodiscard]] memory_report memory() const;
+  [[nodiscard]] cost_report cost() const;
+  [[nodiscard]] double compile_ms() const;
+  /// Launches per run inside the graph (the fused launch, one per library or tiled step).
+  [[nodiscard]] std::size_t launches() const;
+  [[nodiscard]] bool uses_graph() const;
+  /// "" or why the program replays on the stream instead of a graph.
+  [[nodiscard]] std::string graph_note() const;
+  /// Per op: the tree step it runs (-1 the fused launch, -2 the copy of a step-less tree) and its
+  /// kernel ("fused", "copy", "library", "tiled ...").
+  [[nodiscard]] std::vector<int> op_steps() const;
+  [[nodiscard]] std::vector<std::string> op_kernels() const;
+  /// Steps the tiled kernel runs, and those compiled `automatic` timing gave back to cuTENSOR.
+  [[nodiscard]] int tiled_chosen() const;
+  [[nodiscard]] int tiled_rejected() const;
+  /// Diagnostic: replays once with a timing event between ops (blocking). Each op's milliseconds.
+  [[nodiscard]] std::vector<float> profile_ops();
+  /// The problem it was compiled from.
+  [[nodiscard]] const problem& source() const;
+
+ private:
+  friend class context;
+  std::unique_ptr<detail::program_state> state_;
+};
+
+/// Owns the device, the cuTENSOR handle, the caching pool, the retirement queue, the shared
+/// workspace and the plan cache (or, with options::device == cpu_device, the CPU reference engine).
+class context {
+ public:
+  /// Throws device_error when the device is unusable (unavailable_reason says why).
+  explicit context(const options& opt = {});
+  ~context();
+  context(context&&) noexcept;
+  context& operator=(context&&) noexcept;
+  context(const context&) = delete;
+  context& operator=(const context&) = delete;
+
+  /// Eager: enqueues the whole contraction on `stream`, reading the input views in place and
+  /// writing the result into `output` (its strides respected). Returns without waiting.
+  void contract(const problem& p, std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream);
+  /// Eager, with the result allocated from the pool and handed to the caller.
+  [[nodiscard]] device_tensor contract(const problem& p, std::span<const tensor_view> inputs, stream_handle stream);
+  /// Convenience on host tensors (row-major, the problem's type): the CPU engine on a CPU context;
+  /// on a GPU, upload, contract, download and wait (blocking).
+  [[nodiscard]] host_tensor contract(const problem& p, std::span<const host_tensor> inputs);
+
+  /// Compiles `p` for this context (blocking: plans, timing of kernel choices, graph capture).
+  /// Throws out_of_memory, before allocating, when the program would not fit. A GPU context only.
+  [[nodiscard]] program compile(const problem& p);
+
+  /// Every counter: plan cache, workspace, retirement, pool, host synchronizations, API calls.
+  [[nodiscard]] counters stats() const;
+  /// Blocking: drains the retirement queue and waits for the context's own stream.
+  void synchronize();
+  [[nodiscard]] const options& opts() const noexcept;
+  [[nodiscard]] bool on_cpu() const noexcept;
+  /// "NVIDIA H200", driver/runtime/cuTENSOR versions ("" on the CPU).
+  [[nodiscard]] std::string device_name() const;
+  [[nodiscard]] std::string driver_version() const;
+  [[nodiscard]] std::string cuda_version() const;
+  [[nodiscard]] std::string cutensor_version() const;
+
+ private:
+  std::shared_ptr<detail::context_state> state_;
+};
+
+/// "" when CUDA device `device` and cuTENSOR are usable here; otherwise one line saying what is
+/// missing (no CUDA device, driver too old, libcutensor.so.2 not found with the paths searched,
+/// or a build without the CUDA backend).
+std::string unavailable_reason(int device = 0);
+
+/// True when this build has the CUDA backend.
+bool built_with_cuda() noexcept;
+
+}  // namespace tnrt

@@ -1,0 +1,82 @@
+#pragma once
+// How a tnrt context runs contractions, and the counters it reports. Shared by the library API
+// (tnrt/context.hpp), the benchmark runner and the command-line tool.
+#include <cstddef>
+#include <cstdint>
+
+#include "tnrt/device/caching_pool.hpp"
+#include "tnrt/device/retirement_queue.hpp"
+#include "tnrt/device/shared_workspace.hpp"
+#include "tnrt/network.hpp"
+
+namespace tnrt {
+
+/// The device a context runs on: a CUDA ordinal (0, 1, ...) or the CPU reference engine.
+inline constexpr int cpu_device = -1;
+
+enum class exec_mode : std::uint8_t { eager, compiled };
+
+/// Where one of tnrt's own kernels may take a step: `never`, `always` (wherever it applies), or
+/// `automatic` (compiled: timed against cuTENSOR at compile time, the faster kept; eager: by rule).
+enum class kernel_choice : std::uint8_t { never, always, automatic };
+
+struct options {
+  /// CUDA device ordinal, or cpu_device for the CPU reference engine (host tensors only).
+  int device = 0;
+  /// The runner's mode (tnrt::cuda::run); the library API picks by call (contract or compile).
+  exec_mode mode = exec_mode::eager;
+  std::size_t plan_cache_entries = 64;  // see docs/results.md for the sweep
+  device::retire_mode retire = device::retire_mode::deferred;
+  std::size_t retirement_capacity = device::retirement_queue::default_capacity;
+  std::size_t workspace_cap = device::shared_workspace::default_cap;
+  bool jit = false;       // cuTENSOR JIT kernels (opt-in: seconds per new kernel)
+  bool autotune = false;  // cuTENSOR incremental autotuning (opt-in)
+  /// cuTENSOR algorithm: -1 default heuristic, -6 default_patient, -4 gett, -3 tgett, -2 ttgt.
+  int algo = -1;
+  bool use_graph = true;  // compiled: replay as a CUDA graph (else plain stream replay)
+  /// How intermediates are laid out (src/core/step_lowering.hpp): `follow` the larger operand's
+  /// memory order, column-major (the default) or row-major in the tree's label order. The result
+  /// handed back is row-major unless the caller's output view says otherwise.
+  layout_policy intermediate_layout = layout_policy::column_major;
+  /// Run subtrees of small steps (every operand and result at most fuse_max_elements) in one
+  /// fused launch instead of one library call each.
+  bool fuse_small_steps = true;
+  std::int64_t fuse_max_elements = 1024;
+  /// Large x small steps (src/core/tiled.hpp) through tnrt's tiled streaming kernel.
+  kernel_choice tiled_kernel = kernel_choice::automatic;
+  std::int64_t tiled_min_elements = 1 << 16;  // results smaller than this stay with cuTENSOR
+};
+
+struct plan_cache_stats {
+  std::size_t entries = 0, capacity = 0;
+  std::uint64_t hits = 0, misses = 0, evictions = 0, clears = 0;
+  std::size_t retained_bytes = 0;  // plan metadata estimate; never includes workspace
+};
+
+/// Host-side synchronizations the backend itself made (the device layer counts its own).
+struct sync_stats {
+  std::uint64_t stream_syncs = 0;
+  std::uint64_t device_syncs = 0;
+  std::uint64_t event_syncs = 0;
+};
+
+/// What the library API itself did (context::stats): calls, and the eager analysis memo.
+struct api_stats {
+  std::uint64_t eager_calls = 0;
+  std::uint64_t program_runs = 0;
+  std::uint64_t programs_compiled = 0;
+  std::uint64_t analysis_hits = 0;    // eager calls that reused the structural analysis
+  std::uint64_t analysis_misses = 0;  // eager calls that built it (a new structure)
+  std::uint64_t cross_stream_waits = 0;  // program runs that ordered themselves after a run on another stream
+};
+
+struct counters {
+  plan_cache_stats plan_cache;
+  device::workspace_stats workspace;
+  device::retirement_stats retirement;
+  device::pool_stats pool;
+  sync_stats syncs;
+  api_stats api;
+};
+
+}  // namespace tnrt
