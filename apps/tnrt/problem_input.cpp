@@ -36,7 +36,8 @@ std::size_t utf8_length(unsigned char lead) noexcept {
 }
 
 /// Shapes for an expression given without --shapes: one extent per index letter, from
-/// --label-size or --bond-dim. Only counts letters; the expression parser judges the syntax.
+/// --label-size or --bond-dim (a '...' then covers nothing). Only counts indices; the expression
+/// parser judges the syntax.
 std::vector<std::vector<std::int64_t>> shapes_from_labels(std::string_view expression, std::int64_t bond_dim,
                                                           const std::map<std::string, std::int64_t>& sizes) {
   const auto arrow = expression.find("->");
@@ -50,7 +51,7 @@ std::vector<std::vector<std::int64_t>> shapes_from_labels(std::string_view expre
       continue;
     }
     const std::size_t len = std::min(utf8_length(c), lhs.size() - i);
-    if (c != ' ' && c != '\t') {
+    if (c != ' ' && c != '\t' && c != '.') {  // an ellipsis covers no dimension here
       const auto it = sizes.find(std::string(lhs.substr(i, len)));
       shapes.back().push_back(it != sizes.end() ? it->second : bond_dim);
     }

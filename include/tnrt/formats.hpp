@@ -33,14 +33,26 @@ struct einsum_json_options {
 
 /// Einsum JSON: {"format_string": "ab,bc->ac", "shapes": [[2,3],[3,4]], "dtype": "float32",
 ///  "path": [[0,1], ...]} or "paths": {"opt_size": {"path": [...]}, "opt_flops": {"path": [...]}}.
-/// Any Unicode letter (code point) is an index. Paths are opt_einsum's linear form: each pair names
-/// positions in the current operand list; those two are removed and their result appended.
+/// The format string follows parse_expression (indices, '...'). Paths are opt_einsum's linear form:
+/// each pair names positions in the current operand list; those two are removed and their result
+/// appended.
 problem load_einsum_json(std::string_view json_text, const einsum_json_options& opt, std::string source = {});
 problem load_einsum_json_file(const std::string& path, const einsum_json_options& opt);
 
-/// Parses an einsum expression ("ab,bc->ac", implicit "ab,bc", UTF-8 letters, "->" for a scalar
-/// output) with one shape per operand into a network (no tree). Implicit output: the labels that
-/// occur exactly once, in code-point order (NumPy's rule).
+/// Parses an einsum expression ("ab,bc->ac", implicit "ab,bc", "->" for a scalar output) in UTF-8
+/// with one shape per operand into a network (no tree). An index is an ASCII letter or any
+/// non-ASCII code point: every symbol opt_einsum's get_symbol emits ('×', CJK, emoji, ...). ASCII
+/// digits and punctuation are refused (NumPy refuses them), ',', "->", "..." and ASCII whitespace
+/// are syntax, and surrogates are not UTF-8 (parse_error). Implicit output: the labels that occur
+/// exactly once, in code-point order (NumPy's rule).
+///
+/// "..." (at most once per operand and in the output) broadcasts as NumPy does: it covers the
+/// dimensions the operand's shape has beyond its named indices; those are aligned on the right
+/// across operands and must agree in extent or be 1. Each position becomes a fresh label, named by
+/// the first get_symbol symbols the text does not use; an operand's extent-1 dimension against a
+/// longer one gets a label of its own that the contraction sums away, so every operand keeps its
+/// given shape. The output's "..." (implicit: first) holds the positions in order; an explicit
+/// output without "..." while the ellipsis covers dimensions is a shape_error, as in NumPy.
 network parse_expression(std::string_view expression, const std::vector<std::vector<std::int64_t>>& shapes);
 
 /// "2x3,3x4" -> {{2,3},{3,4}}; "" or "-" for a scalar operand ("2x3,,4").

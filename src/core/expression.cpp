@@ -3,6 +3,7 @@
 #include <charconv>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "core/formats_json.hpp"
@@ -18,17 +19,19 @@ struct index_char {
   std::string text;  // its UTF-8 bytes, the label's printable name
 };
 
-std::string join_indices(const std::vector<index_char>& operand) {
-  std::string s;
-  for (const auto& c : operand) s += c.text;
-  return s;
-}
-
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
+
+// One operand (or the output) as written: its named indices, and where its '...' stands among
+// them if it has one.
+struct term {
+  std::vector<index_char> indices;
+  std::optional<std::size_t> ellipsis;  // position in `indices` the ellipsis' dimensions go to
+  std::string text;                     // as written, without spaces, for messages
+};
 
 }  // namespace
 
@@ -37,8 +40,9 @@ namespace detail {
 network parse_expression_in(std::string_view expression, const std::vector<std::vector<std::int64_t>>& shapes,
                             const std::string& context) {
   const std::string at = context + ": ";
-  std::vector<std::vector<index_char>> operands(1);
-  std::optional<std::vector<index_char>> output;
+  std::vector<term> terms(1);
+  std::optional<term> output_term;
+  std::set<char32_t> used;  // every index the text names: fresh ellipsis labels avoid them
   std::size_t character = 0;  // 1-based code-point position of the character being read, for messages
   for (std::size_t pos = 0; pos < expression.size();) {
     ++character;
@@ -48,38 +52,117 @@ network parse_expression_in(std::string_view expression, const std::vector<std::
       ++pos;
       continue;
     }
+    term& current = output_term ? *output_term : terms.back();
     if (c == ',') {
-      if (output) throw parse_error(at + "',' after '->'" + where + " (the output is a single operand)");
-      operands.emplace_back();
+      if (output_term) throw parse_error(at + "',' after '->'" + where + " (the output is a single operand)");
+      terms.emplace_back();
       ++pos;
       continue;
     }
     if (c == '-') {
       if (pos + 1 >= expression.size() || expression[pos + 1] != '>') throw parse_error(at + "'-' not followed by '>'" + where);
-      if (output) throw parse_error(at + "a second '->'" + where);
-      output.emplace();
+      if (output_term) throw parse_error(at + "a second '->'" + where);
+      output_term.emplace();
       pos += 2;
       ++character;
       continue;
     }
     if (c == '.') {
-      if (expression.substr(pos, 3) == "...")
-        throw not_supported(at + "ellipsis '...'" + where + " (broadcast dimensions) is not supported; name every index with a letter");
-      throw parse_error(at + "'.'" + where + " is not an index (indices are letters)");
+      if (expression.substr(pos, 3) != "...")
+        throw parse_error(at + "'.'" + where + " is not an index ('...' stands for broadcast dimensions)");
+      if (current.ellipsis) throw parse_error(at + "a second '...' in one operand" + where);
+      current.ellipsis = current.indices.size();
+      current.text += "...";
+      pos += 3;
+      character += 2;
+      continue;
     }
     const detail::utf8_char u = detail::decode_utf8(expression, pos);
     if (u.length == 0) throw parse_error(at + "invalid UTF-8 at byte " + std::to_string(pos));
     std::string text(expression.substr(pos, u.length));
-    if (!detail::is_unicode_letter(u.code_point))
+    if (!detail::is_index_code_point(u.code_point))
       throw parse_error(at + "'" + text + "' (" + detail::code_point_name(u.code_point) + ")" + where +
-                        " is not an index: indices are letters");
-    (output ? *output : operands.back()).push_back({u.code_point, std::move(text)});
+                        " is not an index: indices are ASCII letters or non-ASCII characters");
+    used.insert(u.code_point);
+    current.text += text;
+    current.indices.push_back({u.code_point, std::move(text)});
     pos += u.length;
   }
 
-  if (shapes.size() != operands.size())
-    throw shape_error(at + "the expression has " + std::to_string(operands.size()) + " operand" + (operands.size() == 1 ? "" : "s") +
+  if (shapes.size() != terms.size())
+    throw shape_error(at + "the expression has " + std::to_string(terms.size()) + " operand" + (terms.size() == 1 ? "" : "s") +
                       " but " + std::to_string(shapes.size()) + " shape" + (shapes.size() == 1 ? " was" : "s were") + " given");
+
+  // The ellipsis, NumPy's rules: it covers the dimensions its operand's shape has beyond the named
+  // indices; those are aligned on the right across operands (broadcast position p of `rank`), and
+  // at each position the extents must agree or be 1. Each position becomes one fresh label; an
+  // operand whose extent there is 1 against a longer one gets a label of its own instead, which
+  // nothing else carries and the contraction sums away (a sum of one term): the broadcast,
+  // without copying, and the operand keeps its shape.
+  std::size_t rank = 0;  // dimensions the ellipsis covers in the result
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    const term& t = terms[i];
+    const std::size_t named = t.indices.size();
+    if (t.ellipsis ? shapes[i].size() < named : shapes[i].size() != named)
+      throw shape_error(at + "operand " + std::to_string(i) + " ('" + t.text + "') has " + std::to_string(named) + " ind" +
+                        (named == 1 ? "ex" : "ices") + (t.ellipsis ? " besides '...'" : "") + " but its shape " +
+                        shape_text(shapes[i]) + " has rank " + std::to_string(shapes[i].size()));
+    if (t.ellipsis) rank = std::max(rank, shapes[i].size() - named);
+  }
+  std::vector<std::int64_t> broadcast(rank, 1);  // extent at each position, outermost first
+  std::vector<std::size_t> widest(rank, 0);      // an operand with that extent, for messages
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    if (!terms[i].ellipsis) continue;
+    const std::size_t r = shapes[i].size() - terms[i].indices.size();
+    for (std::size_t j = 0; j < r; ++j) {
+      const std::size_t p = rank - r + j;
+      const std::int64_t e = shapes[i][*terms[i].ellipsis + j];
+      if (e <= 0)
+        throw shape_error(at + "operand " + std::to_string(i) + ": a '...' dimension has extent " + std::to_string(e) +
+                          " (extents must be positive)");
+      if (e == 1 || e == broadcast[p]) continue;
+      if (broadcast[p] != 1)
+        throw shape_error(at + "'...' dimension " + std::to_string(p) + " (of " + std::to_string(rank) + ", right-aligned) has extent " +
+                          std::to_string(broadcast[p]) + " in operand " + std::to_string(widest[p]) + " but " + std::to_string(e) +
+                          " in operand " + std::to_string(i) + " (broadcast extents must agree or be 1)");
+      broadcast[p] = e;
+      widest[p] = i;
+    }
+  }
+  std::size_t next_symbol = 0;
+  const auto fresh = [&] {
+    char32_t c = 0;
+    do c = detail::einsum_symbol(next_symbol++);
+    while (used.count(c) != 0);
+    used.insert(c);
+    return index_char{c, detail::encode_utf8(c)};
+  };
+  std::vector<index_char> ellipsis_labels;
+  for (std::size_t p = 0; p < rank; ++p) ellipsis_labels.push_back(fresh());
+  std::vector<std::vector<index_char>> operands(terms.size());
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    const term& t = terms[i];
+    auto& op = operands[i];
+    op = t.indices;
+    if (!t.ellipsis) continue;
+    const std::size_t r = shapes[i].size() - t.indices.size();
+    std::vector<index_char> covered;
+    for (std::size_t j = 0; j < r; ++j) {
+      const std::size_t p = rank - r + j;
+      covered.push_back(shapes[i][*t.ellipsis + j] == broadcast[p] ? ellipsis_labels[p] : fresh());
+    }
+    op.insert(op.begin() + static_cast<std::ptrdiff_t>(*t.ellipsis), covered.begin(), covered.end());
+  }
+  std::optional<std::vector<index_char>> output;
+  if (output_term) {
+    output = output_term->indices;
+    if (output_term->ellipsis) {
+      output->insert(output->begin() + static_cast<std::ptrdiff_t>(*output_term->ellipsis), ellipsis_labels.begin(), ellipsis_labels.end());
+    } else if (rank > 0) {
+      throw shape_error(at + "'...' covers " + std::to_string(rank) + " dimension" + (rank == 1 ? "" : "s") +
+                        " but the output has no '...' to put them in (NumPy refuses this too)");
+    }
+  }
 
   network net;
   std::map<char32_t, label_t> ids;
@@ -87,11 +170,7 @@ network parse_expression_in(std::string_view expression, const std::vector<std::
   net.inputs.resize(operands.size());
   for (std::size_t i = 0; i < operands.size(); ++i) {
     const auto& op = operands[i];
-    const auto& shape = shapes[i];
-    if (op.size() != shape.size())
-      throw shape_error(at + "operand " + std::to_string(i) + " ('" + join_indices(op) + "') has " + std::to_string(op.size()) +
-                        " ind" + (op.size() == 1 ? "ex" : "ices") + " but its shape " + shape_text(shape) + " has rank " +
-                        std::to_string(shape.size()));
+    const auto& shape = shapes[i];  // op.size() == shape.size(): checked above, the ellipsis expanded to fit
     for (std::size_t k = 0; k < op.size(); ++k) {
       const std::int64_t extent = shape[k];
       if (extent <= 0)
@@ -121,10 +200,12 @@ network parse_expression_in(std::string_view expression, const std::vector<std::
       net.output.push_back(it->second);
     }
   } else {
-    // NumPy's implicit output: the indices that occur exactly once, in code-point order.
+    // NumPy's implicit output: the ellipsis' dimensions, then the named indices that occur exactly
+    // once, in code-point order.
+    for (const auto& c : ellipsis_labels) net.output.push_back(ids.at(c.code_point));
     std::map<char32_t, int> count;
-    for (const auto& op : operands)
-      for (const auto& c : op) ++count[c.code_point];
+    for (const auto& t : terms)
+      for (const auto& c : t.indices) ++count[c.code_point];
     for (const auto& [cp, n] : count)
       if (n == 1) net.output.push_back(ids.at(cp));
   }

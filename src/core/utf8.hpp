@@ -1,13 +1,54 @@
 #pragma once
-// UTF-8 decoding and the Unicode letter test behind einsum labels (any letter code point is an index).
+// UTF-8 decoding and encoding, and which code points are einsum indices.
 #include <cstddef>
 #include <string>
 #include <string_view>
 
 namespace tnrt::detail {
 
-/// True for code points of general category L (Lu, Ll, Lt, Lm, Lo).
-bool is_unicode_letter(char32_t c) noexcept;
+/// An einsum index: an ASCII letter, or any non-ASCII Unicode scalar value. That is every symbol
+/// opt_einsum's get_symbol(i) can emit (letters for i < 52, then chr(i + 140), i.e. U+00C0 up,
+/// whatever its Unicode category: U+00D7 '×', U+3000, U+FEFF, emoji, private use and noncharacters
+/// included), so any expression opt_einsum writes parses. ASCII digits, punctuation and controls
+/// stay refused as NumPy refuses them, and ',', '-', '>', '.' and ASCII whitespace are syntax.
+/// Surrogates (U+D800..U+DFFF) are not scalar values: UTF-8 cannot carry them and decode_utf8
+/// rejects them (get_symbol returns lone surrogates for 55156 <= i < 55296 in opt_einsum 3.4 and
+/// for i up to 57203 before; Python cannot encode those as UTF-8 either).
+constexpr bool is_index_code_point(char32_t c) noexcept {
+  if (c < 0x80) return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  return c <= 0x10FFFF && (c < 0xD800 || c > 0xDFFF);
+}
+
+/// The i-th symbol of opt_einsum's get_symbol sequence ('a'..'z', 'A'..'Z', then U+00C0 up),
+/// stepping over the surrogates instead of emitting them: the names given to labels the text does
+/// not spell (an ellipsis' dimensions), so that they print as indices that parse back.
+constexpr char32_t einsum_symbol(std::size_t i) noexcept {
+  if (i < 26) return static_cast<char32_t>('a' + i);
+  if (i < 52) return static_cast<char32_t>('A' + (i - 26));
+  const auto c = static_cast<char32_t>(i + 140);
+  return c < 0xD800 ? c : c + 0x800;
+}
+
+/// UTF-8 bytes of a scalar value (as is_index_code_point admits).
+inline std::string encode_utf8(char32_t c) {
+  std::string s;
+  if (c < 0x80) {
+    s += static_cast<char>(c);
+  } else if (c < 0x800) {
+    s += static_cast<char>(0xC0 | (c >> 6));
+    s += static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    s += static_cast<char>(0xE0 | (c >> 12));
+    s += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    s += static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    s += static_cast<char>(0xF0 | (c >> 18));
+    s += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+    s += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    s += static_cast<char>(0x80 | (c & 0x3F));
+  }
+  return s;
+}
 
 struct utf8_char {
   char32_t code_point = 0;

@@ -61,4 +61,35 @@ for how in greedy exhaustive auto; do
   tnrt contract "ab,bc,cd,de->ae" --shapes 2x3,3x4,4x5,5x2 --fill 0.5 --dtype f64 --optimizer "$how" --quiet
   check "--optimizer $how: chain norm (got '$(out)')" test "$(out)" == "shape [2, 2] norm 7.5"
 done
+
+# Ellipsis, NumPy's broadcasting: (5,1,2,3) @ (7,3,4) -> (5,7,2,4); with ones every entry is 3,
+# so the norm is 3*sqrt(280). Implicit output puts the ellipsis first, as explicit "...ik".
+tnrt contract "...ij,...jk->...ik" --shapes 5x1x2x3,7x3x4 --fill 1 --dtype f64 --quiet
+check "ellipsis broadcast: shape [5, 7, 2, 4], norm 3*sqrt(280) (got '$(out)')" test "$(out)" == "shape [5, 7, 2, 4] norm 50.19960159204453"
+tnrt contract "...ij,...jk" --shapes 5x1x2x3,7x3x4 --fill 1 --dtype f64 --quiet
+check "ellipsis, implicit output (got '$(out)')" test "$(out)" == "shape [5, 7, 2, 4] norm 50.19960159204453"
+expect_rc 4 contract "...ij,...jk->...ik" --shapes 5x2x2x3,7x3x4 --fill 1
+check "ellipsis extents 2 against 7 are a shape error ($(err))" grep -q "agree or be 1" "$tmp/err"
+if have_numpy; then
+  # operands from NumPy through --inputs (their shapes bind the ellipsis), result against np.einsum
+  python3 - "$tmp" <<'PY'
+import sys, numpy as np
+rng = np.random.default_rng(3)
+np.save(f"{sys.argv[1]}/ea.npy", rng.random((4, 1, 2, 3)))
+np.save(f"{sys.argv[1]}/eb.npy", rng.random((6, 3, 5)))
+PY
+  expect_rc 0 contract "...ij,...jk" --inputs "$tmp/ea.npy,$tmp/eb.npy" --dtype f64 --out "$tmp/ec.npy"
+  python3 - "$tmp" >"$tmp/py" 2>&1 <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+a, b, c = (np.load(f"{d}/{n}.npy") for n in ("ea", "eb", "ec"))
+want = np.einsum("...ij,...jk", a, b)
+assert c.shape == want.shape == (4, 6, 2, 5), (c.shape, want.shape)
+assert np.allclose(c, want, rtol=1e-12, atol=0)
+print("numpy ok")
+PY
+  check "ellipsis with --inputs matches numpy.einsum ($(tail -1 "$tmp/py"))" grep -q "numpy ok" "$tmp/py"
+else
+  ok "skipped: ellipsis numpy comparison (python3 has no numpy)"
+fi
 finish

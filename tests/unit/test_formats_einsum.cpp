@@ -120,7 +120,14 @@ TEST(formats_einsum, wrong_json_types) {
 TEST(formats_einsum, expression_errors_name_the_file) {
   expect_error<tnrt::parse_error>([] { load(R"({"format_string": "ab,b1->a", "shapes": [[2, 3], [3, 4]]})"); },
                                   {"e.json: format_string", "'1'"});
-  expect_error<tnrt::not_supported>([] { load(R"({"format_string": "...a->a", "shapes": [[2]]})"); }, {"e.json", "ellipsis"});
+  expect_error<tnrt::shape_error>([] { load(R"({"format_string": "...a,...a->...", "shapes": [[2, 2], [3, 2]]})"); },
+                                  {"e.json: format_string", "'...' dimension 0", "agree or be 1"});
+}
+
+TEST(formats_einsum, ellipsis_takes_its_dimensions_from_the_shapes) {
+  const auto p = load(R"({"format_string": "...ab,...bc->...ac", "shapes": [[4, 2, 3], [1, 3, 5]], "path": [[0, 1]]})");
+  EXPECT_EQ(p.net.shape_of(p.net.output), (std::vector<std::int64_t>{4, 2, 5}));
+  EXPECT_EQ(p.net.shape_of(p.net.inputs[1]), (std::vector<std::int64_t>{1, 3, 5}));
 }
 
 TEST(formats_einsum, rank_mismatch_is_a_shape_error) {
