@@ -54,13 +54,14 @@ def resolve_path(optimize, eq, shapes):
             for c, e in zip(t, s):
                 size[c] = int(e)
         return tuple(tuple(int(i) for i in p) for p in optimize(inputs, output, size))
+    optimize = list(optimize) if isinstance(optimize, (list, tuple)) else optimize
+    if isinstance(optimize, list) and optimize and optimize[0] == "einsum_path":  # numpy.einsum_path's marker
+        optimize = optimize[1:]
     try:
         path = [tuple(int(i) for i in p) for p in optimize]
     except TypeError:
         raise UsageError(f"optimize: expected 'auto', 'greedy', a linear path, a cotengra tree or a path optimizer; "
                          f"got {type(optimize).__name__}") from None
-    if path and path[0] == ("einsum_path",):  # numpy.einsum_path's leading marker
-        path = path[1:]
     return tuple(path)
 
 
@@ -101,8 +102,8 @@ def _run(prep, problem, out, stream, program=None):
         if out is not None:
             return _arrays.write_host_out(out, result)
         return _arrays.from_host_result(prep.framework, prep.arrays[0], result)
-    ctx = context(prep.ordinal)
     s = _arrays.stream_handle(stream, prep.framework, prep.ordinal)
+    ctx = context(prep.ordinal)
     caps = [_arrays.import_cuda(a, s) for a in prep.arrays]
     if out is None:
         out = _arrays.empty_like_framework(prep.framework, prep.arrays[0], problem.output_shape, prep.ordinal)
