@@ -63,8 +63,11 @@ def register():
     global _registered
     if _registered:
         return
-    import cotengra.contract as ctg_contract
-    import cotengra.core as ctg_core
+    import importlib
+
+    # importlib: the package's attribute `cotengra.contract` is the function, not the module.
+    ctg_contract = importlib.import_module("cotengra.contract")
+    ctg_core = importlib.import_module("cotengra.core")
 
     original = ctg_contract.make_contractor
 
