@@ -94,6 +94,9 @@ def normalize(eq, operands):
     width = max(covered) if covered else 0
     if rhs.count("...") > 1 or rhs.replace("...", "").count("."):
         raise ParseError(f"einsum: output '{rhs}' has a malformed ellipsis")
+    if arrow and width > 0 and "..." not in rhs:
+        # numpy's rule: dimensions under an ellipsis are never summed away silently.
+        raise ParseError(f"einsum: '{eq}': the output has no '...' for the {width} ellipsis dimension(s)")
     fresh = [c for c in _POOL if c not in used][:width]
     if len(fresh) < width:
         raise ParseError("einsum: too many labels for the ellipsis dimensions")

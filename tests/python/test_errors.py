@@ -63,6 +63,8 @@ def test_expressions():
         tnrt.einsum("a.b,bc->ac", A, B)
     with pytest.raises(tnrt.TnrtError):
         tnrt.einsum("ab,bc->acc", A, B)
+    with pytest.raises(tnrt.ParseError):
+        tnrt.einsum("...->", np.ones(2))  # numpy's rule: ellipsis dimensions not summed silently
 
 
 def test_paths():
