@@ -230,17 +230,20 @@ std::vector<operand_info> describe_all(const tnrt::problem& p, const std::vector
 nb::object contract_host_impl(const tnrt::problem& p, const std::vector<nb::ndarray<nb::ro>>& inputs, void* ctx);
 
 #if TNRT_PY_CONTEXT
+/// A view of `o`: its shape and strides stay in `o`, which must outlive the view.
+tnrt::tensor_view view_of(const operand_info& o) {
+  tnrt::tensor_view t;
+  t.data = o.data;
+  t.type = o.type;
+  t.shape = o.shape;
+  t.strides = o.strides;
+  t.device = o.device_type == nb::device::cpu::value ? tnrt::cpu_device : o.device_id;
+  return t;
+}
+
 std::vector<tnrt::tensor_view> views_of(const std::vector<operand_info>& ops) {
   std::vector<tnrt::tensor_view> v;
-  for (const auto& o : ops) {
-    tnrt::tensor_view t;
-    t.data = o.data;
-    t.type = o.type;
-    t.shape = o.shape;
-    t.strides = o.strides;
-    t.device = o.device_type == nb::device::cpu::value ? tnrt::cpu_device : o.device_id;
-    v.push_back(t);
-  }
+  for (const auto& o : ops) v.push_back(view_of(o));
   return v;
 }
 
@@ -360,7 +363,7 @@ class py_context {
     auto ops = describe_all(p, inputs);
     auto out_info = describe(out, 0, p.net.shape_of(p.net.output), p.type, "out");
     auto views = views_of(ops);
-    auto out_view = views_of({out_info}).front();
+    const auto out_view = view_of(out_info);
     nb::gil_scoped_release release;
     ctx_->contract(p, views, out_view, reinterpret_cast<tnrt::stream_handle>(stream));
   }
@@ -409,7 +412,7 @@ class py_program {
     auto ops = describe_all(p, inputs);
     auto out_info = describe(out, 0, p.net.shape_of(p.net.output), p.type, "out");
     auto views = views_of(ops);
-    auto out_view = views_of({out_info}).front();
+    const auto out_view = view_of(out_info);
     nb::gil_scoped_release release;
     prog_.run(views, out_view, reinterpret_cast<tnrt::stream_handle>(stream));
   }
