@@ -39,11 +39,11 @@ constexpr option_spec contract_specs[] = {
     {"fill", true},          {"random", true},    {"inputs", true},
     {"out", true},           {"verify", false},   {"warmup", true},
     {"repeat", true},        {"threads", true},   {"plan-cache", true},
-    {"workspace", true},     {"retire", true},    {"retire-capacity", true},
+    {"step-profile", true},  {"retire", true},    {"retire-capacity", true},
     {"workspace-cap", true}, {"no-graph", false}, {"jit", false},
     {"autotune", false},     {"json", true},      {"quiet", false},
     {"bandwidth", true},     {"layout", true},    {"no-fuse", false},
-    {"skinny", true},        {"tiled", true},
+    {"tiled", true},
     {"algo", true},        {"fuse-max", true},    {"profile", false},
 };
 
@@ -73,15 +73,13 @@ execution:
   --threads N                CPU engine threads (default: all cores)
   --verify                   GPU: also run the CPU engine and compare (exit 11 when outside tolerance)
 GPU knobs:
-  --plan-cache N  --workspace shared|per_plan  --retire deferred|barrier  --retire-capacity N
+  --plan-cache N  --retire deferred|barrier  --retire-capacity N
   --workspace-cap BYTES (K/M/G)  --no-graph  --jit  --autotune
   --layout column|follow|row intermediates' layout (default column: the tree's label order, first contiguous)
   --no-fuse                  run every step through cuTENSOR (default: small subtrees in one fused launch)
   --tiled auto|on|off        large x small steps via tnrt's tiled streaming kernel (default auto: compiled
                              mode times it (both layouts) against cuTENSOR per step and keeps the fastest,
                              eager uses it wherever it applies; on: the kernel wherever it applies)
-  --skinny off|auto|on       skinny steps via tnrt's first streaming kernel (default off; auto: compiled mode
-                             times both per step at compile time and keeps the faster)
   --algo default|patient|gett|tgett|ttgt   cuTENSOR's algorithm choice
   --fuse-max N               largest operand/result (elements) of an absorbed small step (default 1024)
 report:
@@ -92,6 +90,8 @@ report:
                              timed runs through CUPTI (loaded at run time; TNRT_CUPTI_DIR names its
                              folder) and print them as a "profile:" block (--json: counters.profile).
                              CUPTI adds overhead: the times of a profiled run are marked as such.
+  --step-profile FILE.csv    compiled: after the timed runs, replay once with an event between launches
+                             and write one row per launch (step, ranks, bytes, ms, GB/s, kernel)
 )";
 
 // ---- progress on a terminal -------------------------------------------------------------------
@@ -340,8 +340,6 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.mode = mode == "eager" ? cuda::exec_mode::eager : cuda::exec_mode::compiled;
   o.plan_cache_entries =
       static_cast<std::size_t>(a.int_or("plan-cache", static_cast<std::int64_t>(o.plan_cache_entries), 0, 1 << 24));
-  o.workspace = a.choice_or("workspace", "shared", {"shared", "per_plan"}) == "shared" ? cuda::workspace_mode::shared
-                                                                                       : cuda::workspace_mode::per_plan;
   o.retire = a.choice_or("retire", "deferred", {"deferred", "barrier"}) == "deferred" ? device::retire_mode::deferred
                                                                                       : device::retire_mode::barrier;
   o.retirement_capacity = static_cast<std::size_t>(
@@ -353,14 +351,10 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
                           : layout == "column" ? layout_policy::column_major
                                                : layout_policy::row_major;
   o.fuse_small_steps = !a.has("no-fuse");
-  const std::string sk = a.choice_or("skinny", "off", {"auto", "on", "off"});
-  o.skinny_kernel = sk == "on"    ? cuda::options::choice::always
-                    : sk == "off" ? cuda::options::choice::never
-                                  : cuda::options::choice::automatic;
   const std::string ti = a.choice_or("tiled", "auto", {"auto", "on", "off"});
-  o.tiled_kernel = ti == "on"    ? cuda::options::choice::always
-                   : ti == "off" ? cuda::options::choice::never
-                                 : cuda::options::choice::automatic;
+  o.tiled_kernel = ti == "on"    ? kernel_choice::always
+                   : ti == "off" ? kernel_choice::never
+                                 : kernel_choice::automatic;
   o.fuse_max_elements = a.int_or("fuse-max", o.fuse_max_elements, 1, 1 << 20);
   o.jit = a.has("jit");
   const std::string algo = a.choice_or("algo", "default", {"default", "patient", "gett", "tgett", "ttgt"});
@@ -471,7 +465,7 @@ void add_profile(run_outcome& out, const cuda::profile_report& pr) {
 }
 
 run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, const cuda::options& opt, int warmups,
-                    int repeats, bool profile) {
+                    int repeats, bool profile, const std::string& step_profile) {
   progress_bar bar;
   cuda::run_request req;
   req.prob = &p;
@@ -480,6 +474,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
   req.warmups = warmups;
   req.repeats = repeats;
   req.profile = profile;
+  req.step_profile_path = step_profile;
   req.progress = [&bar](const char* phase, std::size_t done, std::size_t total) { bar.update(phase, done, total); };
   cuda::run_result r = cuda::run(req);
   bar.clear();
@@ -499,7 +494,6 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
   j["plan_tensor_bound_bytes"] = r.plan_tensor_bound_bytes;
   j["syncs_inside_calls"] = r.syncs_inside_calls;
   j["options"] = {{"plan_cache_entries", opt.plan_cache_entries},
-                  {"workspace", opt.workspace == cuda::workspace_mode::shared ? "shared" : "per_plan"},
                   {"retire", opt.retire == device::retire_mode::deferred ? "deferred" : "barrier"},
                   {"retirement_capacity", opt.retirement_capacity},
                   {"workspace_cap", opt.workspace_cap},
@@ -508,12 +502,9 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                              : opt.intermediate_layout == layout_policy::column_major ? "column"
                                                                                       : "row"},
                   {"fuse_small_steps", opt.fuse_small_steps},
-                  {"skinny_kernel", opt.skinny_kernel == cuda::options::choice::always  ? "on"
-                                    : opt.skinny_kernel == cuda::options::choice::never ? "off"
-                                                                                        : "auto"},
-                  {"tiled_kernel", opt.tiled_kernel == cuda::options::choice::always  ? "on"
-                                   : opt.tiled_kernel == cuda::options::choice::never ? "off"
-                                                                                      : "auto"},
+                  {"tiled_kernel", opt.tiled_kernel == kernel_choice::always  ? "on"
+                                   : opt.tiled_kernel == kernel_choice::never ? "off"
+                                                                              : "auto"},
                   {"fuse_max_elements", opt.fuse_max_elements},
                   {"jit", opt.jit},
                   {"algo", opt.algo},
@@ -679,7 +670,6 @@ int run_contract(std::span<char* const> argv) {
   const cuda::options gpu_opt = gpu_options(a, mode);
 #else
   (void)a.int_or("plan-cache", 0, 0, 1 << 24);
-  (void)a.choice_or("workspace", "shared", {"shared", "per_plan"});
   (void)a.choice_or("retire", "deferred", {"deferred", "barrier"});
   (void)a.int_or("retire-capacity", 1, 1, 1 << 20);
   (void)a.bytes_or("workspace-cap", 0);
@@ -713,7 +703,7 @@ int run_contract(std::span<char* const> argv) {
   run_outcome run;
 #ifdef TNRT_HAVE_CUDA
   if (on_gpu) {
-    run = run_gpu(p, inputs, gpu_opt, warmups, repeats, profile);
+    run = run_gpu(p, inputs, gpu_opt, warmups, repeats, profile, a.value_or("step-profile", ""));
   } else {
     run = run_cpu(p, inputs, warmups, repeats);
   }

@@ -1,5 +1,5 @@
 // GPU soak (docs/reliability.md): N eager contractions of random small einsums (2-6 operands,
-// extents 1..8, all four dtypes) through tnrt::cuda with a plan cache of ONE entry, every result
+// extents 1..8, all four dtypes) through the library API (tnrt::context, host-tensor convenience: upload, contract, download) with a plan cache of ONE entry, every result
 // checked against tnrt::cpu::contract. Watches the pool (high-water must stay flat after warm-up,
 // nothing in use after a synchronize), the retirement queue (in_flight never above capacity, no
 // leaked block) and exits non-zero on any failure.
@@ -8,8 +8,6 @@
 //
 // Prints the pool at 10% (the end of warm-up), 50% and 100%, then one line:
 //   soak: N contractions, M verified, F failed, pool high-water X after warm-up → Y at end, leaked L, max in_flight K
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -22,10 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "cuda/eager.hpp"
-#include "cuda/engine.hpp"
+#include "tnrt/context.hpp"
 #include "tnrt/cpu.hpp"
-#include "tnrt/cuda/runner.hpp"
 #include "tnrt/dtype.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/formats.hpp"
@@ -90,10 +86,6 @@ soak_options parse_args(int argc, char** argv) {
     }
   }
   return o;
-}
-
-void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw tnrt::device_error(std::string("soak: ") + what + ": " + cudaGetErrorString(e));
 }
 
 // Letters used as labels; at most 8 distinct labels per problem.
@@ -197,12 +189,11 @@ struct checkpoint {
 
 int main(int argc, char** argv) {
   const soak_options so = parse_args(argc, argv);
-  if (const auto why = tnrt::cuda::unavailable_reason(); !why.empty()) {
+  if (const auto why = tnrt::unavailable_reason(0); !why.empty()) {
     std::fprintf(stderr, "tnrt_soak: no usable GPU/cuTENSOR: %s\n", why.c_str());
     return 9;
   }
-  tnrt::cuda::options opt;
-  opt.mode = tnrt::cuda::exec_mode::eager;
+  tnrt::options opt;
   opt.plan_cache_entries = 1;
   opt.fuse_small_steps = so.fuse;
   opt.intermediate_layout = so.layout;
@@ -212,8 +203,8 @@ int main(int argc, char** argv) {
   bool in_use_leak = false;
   std::size_t capacity = 0;
   try {
-    tnrt::cuda::engine eng(opt);
-    capacity = eng.queue().capacity();
+    tnrt::context ctx(opt);
+    capacity = opt.retirement_capacity;
     std::mt19937_64 rng(so.seed);
     const std::uint64_t marks[3] = {std::max<std::uint64_t>(1, so.count / 10), std::max<std::uint64_t>(1, so.count / 2), so.count};
     std::size_t next_mark = 0;
@@ -222,26 +213,12 @@ int main(int argc, char** argv) {
       rp.prob.type = static_cast<tnrt::dtype>(i % 4);
       try {
         std::vector<tnrt::host_tensor> inputs;
-        std::vector<void*> dev;
         for (std::size_t k = 0; k < rp.prob.net.inputs.size(); ++k) {
           inputs.emplace_back(rp.prob.type, rp.prob.net.shape_of(rp.prob.net.inputs[k]));
           tnrt::fill_random(inputs.back(), so.seed + i, k, 0.5, 1.5);
-          void* p = eng.pool().allocate(inputs.back().bytes(), eng.stream_handle());
-          dev.push_back(p);
-          if (inputs.back().bytes() > 0) {
-            check_cuda(cudaMemcpyAsync(p, inputs.back().data(), inputs.back().bytes(), cudaMemcpyHostToDevice, eng.stream()),
-                       "cudaMemcpyAsync H2D");
-          }
         }
-        const tnrt::cuda::device_operand r = tnrt::cuda::contract_eager(eng, rp.prob, dev);
+        const tnrt::host_tensor got = ctx.contract(rp.prob, inputs);
         const tnrt::host_tensor want = tnrt::cpu::contract(rp.prob, inputs);
-        tnrt::host_tensor got(rp.prob.type, want.shape());
-        if (got.bytes() > 0) {
-          check_cuda(cudaMemcpyAsync(got.data(), r.ptr, got.bytes(), cudaMemcpyDeviceToHost, eng.stream()), "cudaMemcpyAsync D2H");
-        }
-        check_cuda(cudaStreamSynchronize(eng.stream()), "cudaStreamSynchronize");
-        if (r.owned) eng.pool().deallocate(r.ptr, eng.stream_handle());
-        for (void* p : dev) eng.pool().deallocate(p, eng.stream_handle());
         const double err = relative_error(got, want);
         if (!(err <= tolerance(rp.prob.type))) {
           ++failed;
@@ -255,7 +232,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "soak: #%llu %s %s: %s: %s\n", static_cast<unsigned long long>(i), rp.expression.c_str(),
                      std::string(tnrt::name_of(rp.prob.type)).c_str(), e.kind(), e.what());
       }
-      const auto rs = eng.queue().stats();
+      const auto rs = ctx.stats().retirement;
       max_in_flight = std::max<std::uint64_t>(max_in_flight, rs.max_in_flight);
       if (rs.in_flight > capacity || rs.max_in_flight > capacity) ++in_flight_over;
       if (failed >= 20) {
@@ -263,18 +240,19 @@ int main(int argc, char** argv) {
         break;
       }
       if (next_mark < 3 && i + 1 == marks[next_mark]) {
-        eng.synchronize();
-        const auto ps = eng.pool().stats();
+        ctx.synchronize();
+        const tnrt::counters cs = ctx.stats();
+        const auto ps = cs.pool;
         checkpoints.push_back({i + 1, ps});
         // As at the end: the shared workspace's retained scratch is in use by design.
-        if (ps.bytes_in_use != eng.workspace().stats().retained_bytes) in_use_leak = true;
+        if (ps.bytes_in_use != cs.workspace.retained_bytes) in_use_leak = true;
         std::printf("soak: %3llu%% %llu contractions: pool high-water %zu B (reserved %zu B), in use after sync %zu B (workspace %zu B), "
                     "cached %zu B, driver allocations %llu, plan cache misses %llu, retirement max in_flight %llu/%zu\n",
                     static_cast<unsigned long long>((i + 1) * 100 / so.count), static_cast<unsigned long long>(i + 1),
                     ps.high_water, ps.reserved_high_water, ps.bytes_in_use,
-                    static_cast<std::size_t>(eng.workspace().stats().retained_bytes), ps.bytes_cached,
+                    static_cast<std::size_t>(cs.workspace.retained_bytes), ps.bytes_cached,
                     static_cast<unsigned long long>(ps.driver_allocations),
-                    static_cast<unsigned long long>(eng.stats().plan_cache.misses),
+                    static_cast<unsigned long long>(cs.plan_cache.misses),
                     static_cast<unsigned long long>(rs.max_in_flight), capacity);
         std::fflush(stdout);
         ++next_mark;
@@ -284,13 +262,14 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
       }
     }
-    eng.synchronize();
-    const auto final_rs = eng.queue().stats();
-    const auto final_ps = eng.pool().stats();
+    ctx.synchronize();
+    const tnrt::counters final_cs = ctx.stats();
+    const auto final_rs = final_cs.retirement;
+    const auto final_ps = final_cs.pool;
     max_in_flight = std::max<std::uint64_t>(max_in_flight, final_rs.max_in_flight);
     // The shared workspace keeps its scratch (retained, bounded by its cap): that is in use by design.
     // Anything else still in use after a synchronize is a block the contraction never gave back.
-    const std::size_t retained_scratch = eng.workspace().stats().retained_bytes;
+    const std::size_t retained_scratch = final_cs.workspace.retained_bytes;
     if (final_ps.bytes_in_use != retained_scratch) in_use_leak = true;
     if (checkpoints.empty() || checkpoints.back().done != verified + failed) checkpoints.push_back({verified + failed, final_ps});
 

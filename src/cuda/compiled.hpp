@@ -8,10 +8,10 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/fusion.hpp"
-#include "core/skinny.hpp"
 #include "core/tiled.hpp"
 #include "cuda/engine.hpp"
 #include "tnrt/memory_plan.hpp"
@@ -19,10 +19,25 @@
 
 namespace tnrt::cuda {
 
+/// RAII owners of a captured graph and its executable graph.
+struct graph_deleter {
+  void operator()(cudaGraph_t g) const noexcept { (void)cudaGraphDestroy(g); }
+};
+struct graph_exec_deleter {
+  void operator()(cudaGraphExec_t g) const noexcept { (void)cudaGraphExecDestroy(g); }
+};
+struct event_deleter {
+  void operator()(cudaEvent_t e) const noexcept { (void)cudaEventDestroy(e); }
+};
+using graph_owner = std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, graph_deleter>;
+using graph_exec_owner = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, graph_exec_deleter>;
+using event_owner = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, event_deleter>;
+
 class compiled_program {
  public:
   /// Plans, memory plan, admission (throws out_of_memory naming what is needed and what is free),
-  /// allocations, and the graph capture.
+  /// allocations, and the graph capture, in that order (one phase each). Everything it took is
+  /// owned by members, so a throw in any phase gives it all back.
   compiled_program(engine& eng, const problem& p);
   ~compiled_program();
   compiled_program(const compiled_program&) = delete;
@@ -31,8 +46,15 @@ class compiled_program {
   /// Device buffer of input i (row-major, the shape of net.inputs[i]); write new data here between runs.
   [[nodiscard]] void* input(std::size_t i) const { return inputs_.at(i); }
   [[nodiscard]] std::size_t input_bytes(std::size_t i) const { return input_bytes_.at(i); }
+  [[nodiscard]] std::size_t input_count() const noexcept { return inputs_.size(); }
   /// Enqueues one whole contraction on the engine's stream.
-  void run();
+  void run() { run(eng_->stream()); }
+  /// Enqueues one whole contraction on `stream`. A program's runs share its buffers: a run on
+  /// another stream than the previous work on them first waits (GPU-side) for that work.
+  void run(cudaStream_t stream);
+  /// Orders later work on `stream` after every earlier use of the program's buffers (on whichever
+  /// stream); true when that took an event wait. run() calls it; so do input uploads.
+  bool order_on(cudaStream_t stream);
   /// The result (row-major), valid after run() completes on the stream.
   [[nodiscard]] const void* result() const noexcept { return result_; }
   [[nodiscard]] std::size_t result_bytes() const noexcept { return result_bytes_; }
@@ -49,15 +71,14 @@ class compiled_program {
   /// The plan's lower bound counting tensors only (plan().lower_bound_bytes counts workspaces too).
   [[nodiscard]] std::size_t tensor_bound_bytes() const noexcept { return tensor_bound_bytes_; }
   [[nodiscard]] std::size_t device_bytes() const noexcept { return mplan_.arena_bytes + inputs_total_ + scratch_bytes_ + table_bytes_; }
+  [[nodiscard]] std::size_t inputs_bytes() const noexcept { return inputs_total_; }
+  [[nodiscard]] std::size_t scratch_bytes() const noexcept { return scratch_bytes_ + table_bytes_; }
   [[nodiscard]] const fusion_plan& fusion() const noexcept { return fusion_; }
   /// The tree step each op runs, in order (-1: the fused launch; -2: the copy of a step-less tree).
   [[nodiscard]] const std::vector<int>& op_steps() const noexcept { return op_steps_; }
-  /// What runs each op: "fused", "copy", "library", "skinny", or "tiled" with its layout (for the
-  /// step profile).
+  /// What runs each op: "fused", "copy", "library", or "tiled" with its layout (for the step
+  /// profile).
   [[nodiscard]] std::vector<std::string> op_kernels() const;
-  /// Skinny-eligible steps given to tnrt's kernel / left to cuTENSOR by the compile-time timing.
-  [[nodiscard]] int skinny_chosen() const noexcept { return skinny_chosen_; }
-  [[nodiscard]] int skinny_rejected() const noexcept { return skinny_rejected_; }
   /// Steps the tiled kernel runs (`always`: every eligible one; `automatic`: those it won), and
   /// those `automatic` gave back to the library.
   [[nodiscard]] int tiled_chosen() const noexcept { return tiled_chosen_; }
@@ -65,6 +86,8 @@ class compiled_program {
   /// Launches per run: the fused one (if any) plus one per library step.
   [[nodiscard]] std::size_t launches() const noexcept { return ops_.size(); }
   [[nodiscard]] bool uses_graph() const noexcept { return exec_ != nullptr; }
+  /// The problem's type, shapes and result shape, as compiled.
+  [[nodiscard]] dtype type() const noexcept { return type_; }
   [[nodiscard]] const std::string& graph_note() const noexcept { return graph_note_; }
 
  private:
@@ -76,8 +99,6 @@ class compiled_program {
     void* workspace = nullptr;  // this step's cuTENSOR workspace, in the arena
     std::uint64_t workspace_bytes = 0;
     std::size_t bytes = 0;
-    bool skinny = false;  // tnrt's streaming kernel instead of the plan
-    skinny_record skinny_rec;
     bool tiled = false;  // tnrt's tiled streaming kernel instead of the plan
     tiled_record tiled_rec;
     /// Other plans of the same step (tiled_alternatives): `automatic` times each against tiled_rec
@@ -87,9 +108,26 @@ class compiled_program {
     const int* fused_begin = nullptr;
     int fused_subtrees = 0;
   };
-  void enqueue_all();
-  void enqueue_op(const op& o);
-  void release_buffers() noexcept;
+  // The constructor's phases.
+  enum class kernel_kind : char { library, tiled };
+  struct step_choices {
+    std::vector<lowered_step> lowered;
+    std::vector<kernel_kind> kind;
+    std::vector<tiled_record> tiled;  // planned unbound, bound to the arena in build_ops
+  };
+  struct layout {
+    std::vector<int> request_of_step, workspace_request;
+    std::vector<std::size_t> scratch_offset, input_offsets;
+  };
+  step_choices choose_steps(const problem& p);
+  layout plan_buffers(const problem& p, const step_choices& c);
+  void admit() const;
+  void allocate();
+  void build_ops(const problem& p, step_choices& c, const layout& l);
+  void capture();
+
+  void enqueue_all(cudaStream_t stream);
+  void enqueue_op(const op& o, cudaStream_t stream);
   void choose_kernels_by_timing();
 
   engine* eng_;
@@ -98,24 +136,30 @@ class compiled_program {
   std::vector<void*> inputs_;
   std::vector<std::size_t> input_bytes_;
   std::size_t inputs_total_ = 0;
-  void* input_block_ = nullptr;
-  void* arena_ = nullptr;
-  void* scratch_ = nullptr;       // absorbed small steps' intermediates
+  device::pool_block input_block_;
+  device::pool_block arena_;
+  device::pool_block scratch_;    // absorbed small steps' intermediates
   std::size_t scratch_bytes_ = 0;
-  void* table_ = nullptr;         // their records and subtree offsets
+  device::pool_block table_;      // their records and subtree offsets
   std::size_t table_bytes_ = 0;
   fusion_plan fusion_;
   std::vector<int> op_steps_;
-  int skinny_chosen_ = 0, skinny_rejected_ = 0, tiled_chosen_ = 0, tiled_rejected_ = 0;
+  int tiled_chosen_ = 0, tiled_rejected_ = 0;
   dtype type_ = dtype::f32;
   std::size_t workspace_bytes_ = 0;
   std::size_t tensor_bound_bytes_ = 0;
   void* result_ = nullptr;
   std::size_t result_bytes_ = 0;
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
+  std::vector<std::shared_ptr<plan_entry>> plans_;  // by step, while the ops are built
+  bool tiled_choice_automatic_ = false;
+  graph_owner graph_;
+  graph_exec_owner exec_;
   std::string graph_note_;
   double compile_ms_ = 0;
+  // The stream of the latest work on the program's buffers, and the event a run on another stream
+  // waits for.
+  cudaStream_t last_stream_ = nullptr;
+  event_owner switch_event_;
 };
 
 }  // namespace tnrt::cuda

@@ -3,24 +3,25 @@
 #include <memory>
 
 #include "core/fusion.hpp"
-#include "core/skinny.hpp"
 #include "core/tiled.hpp"
 #include "cuda/cuda_check.hpp"
-#include "cuda/skinny.hpp"
 #include "cuda/tiled.hpp"
 #include "cuda/small_steps.hpp"
+#include "cuda/strided_copy.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/tensor.hpp"
 
 namespace tnrt::cuda {
 
-std::vector<std::vector<std::int64_t>> input_strides(const problem& p) {
+std::vector<std::vector<std::int64_t>> input_strides(const problem& p, const std::vector<std::vector<std::int64_t>>* given) {
   std::vector<std::vector<std::int64_t>> strides(p.net.inputs.size() + p.tree.steps.size());
-  for (std::size_t i = 0; i < p.net.inputs.size(); ++i) strides[i] = row_major_strides(p.net.shape_of(p.net.inputs[i]));
+  for (std::size_t i = 0; i < p.net.inputs.size(); ++i)
+    strides[i] = given != nullptr ? (*given)[i] : row_major_strides(p.net.shape_of(p.net.inputs[i]));
   return strides;
 }
 
-lowered_step lower_tree_step(const engine& eng, const problem& p, std::size_t k, std::vector<std::vector<std::int64_t>>& strides) {
+lowered_step lower_tree_step(const engine& eng, const problem& p, std::size_t k, std::vector<std::vector<std::int64_t>>& strides,
+                             const std::vector<std::int64_t>* final_strides) {
   const network& net = p.net;
   const std::size_t n = net.inputs.size();
   auto labels_of = [&](int id) -> const std::vector<label_t>& {
@@ -31,8 +32,12 @@ lowered_step lower_tree_step(const engine& eng, const problem& p, std::size_t k,
   labelled_layout lb;
   if (s.rhs >= 0) lb = labelled_layout{&labels_of(s.rhs), strides[static_cast<std::size_t>(s.rhs)]};
   const bool last = k + 1 == p.tree.steps.size();
-  strides[n + k] = choose_result_strides(s.out, la, s.rhs >= 0 ? &lb : nullptr, net.extents,
-                                         last ? layout_policy::row_major : eng.opts().intermediate_layout);
+  if (last && final_strides != nullptr) {
+    strides[n + k] = *final_strides;
+  } else {
+    strides[n + k] = choose_result_strides(s.out, la, s.rhs >= 0 ? &lb : nullptr, net.extents,
+                                           last ? layout_policy::row_major : eng.opts().intermediate_layout);
+  }
   const labelled_layout ld{&s.out, strides[n + k]};
   return lower_step(la, s.rhs >= 0 ? &lb : nullptr, ld, net.extents);
 }
@@ -48,8 +53,6 @@ fusion_plan checked_fusion(const fusion_plan& planned, std::size_t steps, const 
     if (!describe_small_step(lowered[static_cast<std::size_t>(k)], nullptr, nullptr, nullptr, probe)) return no_fusion(steps);
   return planned.subtrees() > 0 ? planned : no_fusion(steps);
 }
-
-skinny_limits skinny_limits_of(const engine& eng) { return skinny_limits{48 * 1024, eng.opts().skinny_min_outer}; }
 
 tiled_limits tiled_limits_of(const engine& eng) {
   tiled_limits l;
@@ -81,15 +84,17 @@ bool describe_tiled_for(const engine& eng, const lowered_step& s, std::size_t el
 }
 
 namespace {
-device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void* const> inputs, std::vector<device_operand>& ops);
+device_operand contract_eager_impl(engine& eng, const problem& p, const eager_call& call, std::vector<device_operand>& ops);
 
 // What eager works out from the problem's structure alone (every layout and lowered step, the
-// fusion plan, each step's consumer). Users contract the same network many times: the last one is
-// kept per thread, keyed by a hash of everything it depends on, so a repeated call skips straight to
-// allocating and launching (the host work was measured on the critical path: the GPU waited for
-// it).
+// fusion plan, each step's consumer). Users contract the same network many times: the last few are
+// kept per thread, found by a hash of their full structural key and reused only when that whole key
+// is equal (a hash collision must never run another problem's strides), so a repeated call skips
+// straight to allocating and launching (the host work was measured on the critical path: the GPU
+// waited for it).
 struct eager_analysis {
-  std::uint64_t key = 0;
+  std::uint64_t hash = 0;
+  std::vector<std::int64_t> key;
   std::vector<std::vector<std::int64_t>> strides;
   std::vector<lowered_step> lowered;
   fusion_plan fusion;
@@ -99,101 +104,135 @@ struct eager_analysis {
   std::vector<char> is_tiled;
 };
 
-struct fnv1a {
-  std::uint64_t h = 1469598103934665603ULL;
-  void add(std::uint64_t x) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (x >> (8 * i)) & 0xFFU;
-      h *= 1099511628211ULL;
-    }
-  }
-  template <class V>
-  void add_all(const V& v) {
-    add(v.size());
-    for (const auto& x : v) add(static_cast<std::uint64_t>(x));
-  }
-};
-
-std::uint64_t analysis_key(const engine& eng, const problem& p) {
-  fnv1a f;
+// Everything the analysis depends on, flattened: the options that shape it, the type, extents,
+// input labels, the tree and the input and output strides. Sizes precede each list, so two
+// different structures never flatten alike.
+void analysis_key(const engine& eng, const problem& p, const eager_call& call, std::vector<std::int64_t>& k) {
+  k.clear();
   const options& o = eng.opts();
-  f.add(static_cast<std::uint64_t>(p.type));
-  f.add(static_cast<std::uint64_t>(o.intermediate_layout));
-  f.add(o.fuse_small_steps ? 1 : 0);
-  f.add(static_cast<std::uint64_t>(o.fuse_max_elements));
-  f.add(static_cast<std::uint64_t>(o.tiled_kernel));
-  f.add(static_cast<std::uint64_t>(o.tiled_min_elements));
-  f.add_all(p.net.extents);
-  f.add(p.net.inputs.size());
-  for (const auto& in : p.net.inputs) f.add_all(in);
-  f.add(p.tree.steps.size());
+  auto add_all = [&k](const auto& v) {
+    k.push_back(static_cast<std::int64_t>(v.size()));
+    for (const auto& x : v) k.push_back(static_cast<std::int64_t>(x));
+  };
+  k.push_back(static_cast<std::int64_t>(p.type));
+  k.push_back(static_cast<std::int64_t>(o.intermediate_layout));
+  k.push_back(o.fuse_small_steps ? 1 : 0);
+  k.push_back(o.fuse_max_elements);
+  k.push_back(static_cast<std::int64_t>(o.tiled_kernel));
+  k.push_back(o.tiled_min_elements);
+  add_all(p.net.extents);
+  k.push_back(static_cast<std::int64_t>(p.net.inputs.size()));
+  for (const auto& in : p.net.inputs) add_all(in);
+  k.push_back(static_cast<std::int64_t>(p.tree.steps.size()));
   for (const step& s : p.tree.steps) {
-    f.add(static_cast<std::uint64_t>(static_cast<std::int64_t>(s.lhs)));
-    f.add(static_cast<std::uint64_t>(static_cast<std::int64_t>(s.rhs)));
-    f.add_all(s.out);
+    k.push_back(s.lhs);
+    k.push_back(s.rhs);
+    add_all(s.out);
   }
-  return f.h;
+  k.push_back(call.input_strides != nullptr ? 1 : 0);
+  if (call.input_strides != nullptr)
+    for (const auto& st : *call.input_strides) add_all(st);
+  k.push_back(call.output_strides != nullptr ? 1 : 0);
+  if (call.output_strides != nullptr) add_all(*call.output_strides);
 }
 
-const eager_analysis& analysis_of(const engine& eng, const problem& p) {
-  thread_local std::unique_ptr<eager_analysis> memo;
-  const std::uint64_t key = analysis_key(eng, p);
-  if (memo != nullptr && memo->key == key && memo->lowered.size() == p.tree.steps.size()) return *memo;
+std::uint64_t hash_of(const std::vector<std::int64_t>& key) noexcept {
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the 64-bit words
+  for (std::int64_t x : key) {
+    h ^= static_cast<std::uint64_t>(x);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+constexpr std::size_t analyses_kept = 8;
+
+const eager_analysis& analysis_of(engine& eng, const problem& p, const eager_call& call) {
+  thread_local std::vector<std::unique_ptr<eager_analysis>> memo;  // most recently used first
+  thread_local std::vector<std::int64_t> key;
+  analysis_key(eng, p, call, key);
+  const std::uint64_t h = hash_of(key);
+  for (std::size_t i = 0; i < memo.size(); ++i) {
+    if (memo[i]->hash != h || memo[i]->key != key) continue;
+    if (i > 0) std::rotate(memo.begin(), memo.begin() + static_cast<std::ptrdiff_t>(i), memo.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    eng.count_analysis(true);
+    return *memo.front();
+  }
+  eng.count_analysis(false);
   auto a = std::make_unique<eager_analysis>();
   const std::size_t steps = p.tree.steps.size();
-  a->strides = input_strides(p);
+  a->strides = input_strides(p, call.input_strides);
   a->lowered.resize(steps);
-  for (std::size_t k = 0; k < steps; ++k) a->lowered[k] = lower_tree_step(eng, p, k, a->strides);
+  for (std::size_t k = 0; k < steps; ++k) a->lowered[k] = lower_tree_step(eng, p, k, a->strides, call.output_strides);
   a->fusion = checked_fusion(fusion_of(eng, p), steps, a->lowered);
   a->consumer = step_consumers(p.net, p.tree);
   a->tiled.resize(steps);
   a->is_tiled.assign(steps, 0);
-  if (eng.opts().tiled_kernel != options::choice::never)
+  if (eng.opts().tiled_kernel != kernel_choice::never)
     for (int k : a->fusion.library_steps) {
       const auto kk = static_cast<std::size_t>(k);
       a->is_tiled[kk] = describe_tiled_for(eng, a->lowered[kk], size_of(p.type), nullptr, nullptr, nullptr, a->tiled[kk]) ? 1 : 0;
     }
+  a->hash = h;
   a->key = key;
-  memo = std::move(a);
-  return *memo;
+  if (memo.size() == analyses_kept) memo.pop_back();
+  memo.insert(memo.begin(), std::move(a));
+  return *memo.front();
 }
 }  // namespace
 
 // Exception safety: when a step fails (a cuTENSOR plan failure, out of memory), every intermediate
 // already taken from the pool goes back to it, stream-ordered, before the error propagates.
-device_operand contract_eager(engine& eng, const problem& p, std::span<void* const> inputs) {
+device_operand contract_eager(engine& eng, const problem& p, const eager_call& call) {
   std::vector<device_operand> ops;
   try {
-    return contract_eager_impl(eng, p, inputs, ops);
+    return contract_eager_impl(eng, p, call, ops);
   } catch (...) {
     for (device_operand& o : ops)
-      if (o.owned && o.ptr != nullptr) eng.pool().deallocate(o.ptr, eng.stream_handle());
+      if (o.owned && o.ptr != nullptr) eng.pool().deallocate(o.ptr, call.stream);
     throw;
   }
 }
 
+device_operand contract_eager(engine& eng, const problem& p, std::span<void* const> inputs) {
+  eager_call call;
+  call.inputs = inputs;
+  call.stream = eng.stream();
+  return contract_eager(eng, p, call);
+}
+
 namespace {
-device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void* const> inputs, std::vector<device_operand>& ops) {
+device_operand contract_eager_impl(engine& eng, const problem& p, const eager_call& call, std::vector<device_operand>& ops) {
   const network& net = p.net;
   const std::size_t n = net.inputs.size();
+  const std::span<void* const> inputs = call.inputs;
   if (inputs.size() != n) throw internal_error("contract_eager: " + std::to_string(inputs.size()) + " inputs for " + std::to_string(n) + " operands");
   const std::size_t elem = size_of(p.type);
   ops.assign(n + p.tree.steps.size(), device_operand{});
   for (std::size_t i = 0; i < n; ++i) ops[i].ptr = inputs[i];
   device::caching_pool& pool = eng.pool();
-  const device::stream_handle stream = eng.stream_handle();
+  cudaStream_t const cuda_stream = call.stream;
+  const device::stream_handle stream = cuda_stream;
+  // The final result: the caller's buffer, or a pool block handed to the caller.
+  auto result_buffer = [&](std::size_t bytes) {
+    return call.output != nullptr ? device_operand{call.output, false} : device_operand{pool.allocate(bytes, stream), true};
+  };
 
   if (p.tree.steps.empty()) {  // the single input already is the result: hand back a copy
-    const std::size_t bytes = static_cast<std::size_t>(element_count(net.shape_of(net.inputs[0]))) * elem;
-    device_operand r{pool.allocate(bytes, stream), true};
+    const std::vector<std::int64_t> shape = net.shape_of(net.inputs[0]);
+    const std::size_t bytes = static_cast<std::size_t>(element_count(shape)) * elem;
+    device_operand r = result_buffer(bytes);
     ops[0] = r;  // owned from here on, so a failed copy gives it back
-    TNRT_CUDA(cudaMemcpyAsync(r.ptr, inputs[0], bytes, cudaMemcpyDeviceToDevice, eng.stream()));
+    const std::vector<std::int64_t> dense = row_major_strides(shape);
+    launch_strided_copy(strided_copy_of(shape, call.input_strides != nullptr ? (*call.input_strides)[0] : dense, inputs[0],
+                                        call.output_strides != nullptr ? *call.output_strides : dense, r.ptr, elem),
+                        cuda_stream);
     ops[0] = {};
     return r;
   }
 
   const std::size_t steps = p.tree.steps.size();
-  const eager_analysis& an = analysis_of(eng, p);
+  const eager_analysis& an = analysis_of(eng, p, call);
   const std::vector<lowered_step>& lowered = an.lowered;
   const fusion_plan& fusion = an.fusion;
   auto bytes_of = [&](std::size_t k) { return static_cast<std::size_t>(element_count(net.shape_of(p.tree.steps[k].out))) * elem; };
@@ -209,8 +248,7 @@ device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void
       const auto k = static_cast<std::size_t>(kk);
       const bool root = consumer[k] < 0 || fusion.is_absorbed[static_cast<std::size_t>(consumer[k])] == 0;
       if (root) {
-        ops[n + k].ptr = pool.allocate(bytes_of(k), stream);
-        ops[n + k].owned = true;
+        ops[n + k] = k + 1 == steps ? result_buffer(bytes_of(k)) : device_operand{pool.allocate(bytes_of(k), stream), true};
       } else {
         offset[k] = scratch_bytes;
         scratch_bytes += (bytes_of(k) + 255) / 256 * 256;
@@ -229,7 +267,7 @@ device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void
                                 ops[n + k].ptr, records[i]);
     }
     try {
-      launch_small_steps_from_host(p.type, records.data(), fusion.subtree_begin.data(), static_cast<int>(fusion.subtrees()), eng.stream());
+      launch_small_steps_from_host(p.type, records.data(), fusion.subtree_begin.data(), static_cast<int>(fusion.subtrees()), cuda_stream);
     } catch (...) {
       if (scratch != nullptr) pool.deallocate(scratch, stream);
       throw;
@@ -244,21 +282,14 @@ device_operand contract_eager_impl(engine& eng, const problem& p, std::span<void
     device_operand* b = s.rhs >= 0 ? &ops[static_cast<std::size_t>(s.rhs)] : nullptr;
     device_operand& d = ops[n + k];
     const lowered_step& low = lowered[k];
-    d.ptr = pool.allocate(bytes_of(k), stream);
-    d.owned = true;
-    skinny_record rec;
-    const auto choice = eng.opts().skinny_kernel;
+    d = k + 1 == steps ? result_buffer(bytes_of(k)) : device_operand{pool.allocate(bytes_of(k), stream), true};
     // Eager has no time to measure: `automatic` takes the tiled kernel wherever it applies.
     if (an.is_tiled[k] != 0) {
       tiled_record tiled = an.tiled[k];
       bind_tiled(tiled, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr);
-      launch_tiled(p.type, tiled, eng.stream());
-    } else if (choice != options::choice::never &&
-               describe_skinny(low, elem, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, rec, skinny_limits_of(eng)) &&
-               (choice == options::choice::always || rec.m_fast)) {
-      launch_skinny(p.type, rec, eng.stream());
+      launch_tiled(p.type, tiled, cuda_stream);
     } else {
-      eng.execute(low, p.type, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr);
+      eng.execute(low, p.type, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, cuda_stream);
     }
     // Stream-ordered frees: the pool hands these blocks only to later work on this stream.
     if (a.owned) pool.deallocate(a.ptr, stream);

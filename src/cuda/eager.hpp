@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "core/fusion.hpp"
-#include "core/skinny.hpp"
 #include "core/tiled.hpp"
 #include "cuda/engine.hpp"
 #include "tnrt/network.hpp"
@@ -19,24 +18,36 @@ struct device_operand {
   bool owned = false;  // from the pool, to be released when consumed
 };
 
-/// Contracts the whole tree on the engine's stream. `inputs` are borrowed (row-major device
-/// buffers). Returns the result (row-major, owned: release it with pool().deallocate).
+/// One eager call: borrowed device inputs with their strides (in elements; null = row-major), the
+/// result's destination (null = a pool block, row-major) and the stream everything goes on.
+struct eager_call {
+  std::span<void* const> inputs;
+  const std::vector<std::vector<std::int64_t>>* input_strides = nullptr;
+  void* output = nullptr;
+  const std::vector<std::int64_t>* output_strides = nullptr;  // with `output`; null = row-major
+  cudaStream_t stream = nullptr;
+};
+
+/// Contracts the whole tree on `call.stream`. Returns the result: `call.output` (not owned) or a
+/// row-major pool block (owned: release it with pool().deallocate on that stream). Enqueues only.
+device_operand contract_eager(engine& eng, const problem& p, const eager_call& call);
+/// Row-major inputs, a pool result, on the engine's own stream.
 device_operand contract_eager(engine& eng, const problem& p, std::span<void* const> inputs);
 
 // What eager and compiled execution share: layouts, lowering, the fusion plan, the kernel limits.
 
-/// Strides of every operand id, sized inputs + steps: the inputs row-major, the steps' still empty.
-std::vector<std::vector<std::int64_t>> input_strides(const problem& p);
+/// Strides of every operand id, sized inputs + steps: the inputs row-major (or `given`), the steps'
+/// still empty.
+std::vector<std::vector<std::int64_t>> input_strides(const problem& p, const std::vector<std::vector<std::int64_t>>* given = nullptr);
 /// Lowers step k once its operands' strides are known, and records its result's strides (the
-/// engine's layout policy; the last step row-major).
-lowered_step lower_tree_step(const engine& eng, const problem& p, std::size_t k, std::vector<std::vector<std::int64_t>>& strides);
+/// engine's layout policy; the last step row-major, or `final_strides` when given).
+lowered_step lower_tree_step(const engine& eng, const problem& p, std::size_t k, std::vector<std::vector<std::int64_t>>& strides,
+                             const std::vector<std::int64_t>* final_strides = nullptr);
 /// The fusion plan under the engine's options; every step to the library when fusion is off, or
 /// when some absorbed step does not fit a record. `lowered` must hold the absorbed steps' forms
 /// (lower them first: plan_fusion(p) tells which).
 fusion_plan checked_fusion(const fusion_plan& planned, std::size_t steps, const std::vector<lowered_step>& lowered);
 fusion_plan fusion_of(const engine& eng, const problem& p);
-/// The skinny kernel's limits under the engine's options.
-skinny_limits skinny_limits_of(const engine& eng);
 /// The tiled kernel's limits under the engine's options.
 tiled_limits tiled_limits_of(const engine& eng);
 /// describe_tiled under the engine's limits, with the plan eager takes without timing: results in

@@ -35,12 +35,11 @@ struct scalar_one {
   }
 };
 
-constexpr std::uint32_t operand_alignment = 256;  // the pool hands out 256-byte aligned blocks
-
-cutensorTensorDescriptor_t make_descriptor(const cutensor_api& api, cutensorHandle_t h, const strided_operand& o, dtype t) {
+cutensorTensorDescriptor_t make_descriptor(const cutensor_api& api, cutensorHandle_t h, const strided_operand& o, dtype t,
+                                           std::uint32_t alignment) {
   cutensorTensorDescriptor_t d = nullptr;
   TNRT_CUTENSOR(api.cutensorCreateTensorDescriptor(h, &d, static_cast<std::uint32_t>(o.modes.size()), o.extents.data(),
-                                                   o.strides.data(), data_type(t), operand_alignment));
+                                                   o.strides.data(), data_type(t), alignment));
   return d;
 }
 
@@ -62,14 +61,15 @@ void require_device(int device) {
   if (auto why = device_unavailable_reason(device); !why.empty()) throw device_error(why);
 }
 
-plan_entry::plan_entry(const cutensor_api& api, cutensorHandle_t handle, const lowered_step& s, dtype t, bool jit, bool autotune, int algo)
+plan_entry::plan_entry(const cutensor_api& api, cutensorHandle_t handle, const lowered_step& s, dtype t, bool jit, bool autotune, int algo,
+                       std::uint32_t alignment)
     : api_(&api), kind_(s.kind), type_(t) {
   try {
     const cutensorComputeDescriptor_t compute = is_double(t) ? api.compute_64f : api.compute_32f;
-    desc_a_ = make_descriptor(api, handle, s.a, t);
-    desc_d_ = make_descriptor(api, handle, s.d, t);
+    desc_a_ = make_descriptor(api, handle, s.a, t, alignment);
+    desc_d_ = make_descriptor(api, handle, s.d, t, alignment);
     if (s.kind == lowered_kind::contraction) {
-      desc_b_ = make_descriptor(api, handle, s.b, t);
+      desc_b_ = make_descriptor(api, handle, s.b, t, alignment);
       // C and D are the same buffer with beta = 0, so C is never read.
       TNRT_CUTENSOR(api.cutensorCreateContraction(handle, &op_, desc_a_, s.a.modes.data(), CUTENSOR_OP_IDENTITY, desc_b_,
                                                   s.b.modes.data(), CUTENSOR_OP_IDENTITY, desc_d_, s.d.modes.data(),
@@ -153,10 +153,6 @@ engine::~engine() {
 }
 
 void engine::on_evict(std::shared_ptr<plan_entry>& p) {
-  if (p->own_workspace != nullptr) {
-    queue_->retire(p->own_workspace, p->last_stream != nullptr ? p->last_stream : stream_);
-    p->own_workspace = nullptr;
-  }
   graveyard_.push_back(p);
   // Bounded: a long eager session that never synchronizes must not hold every evicted plan. The
   // plans hold no device memory we own and cuTENSOR's plan does not outlive enqueued work's need
@@ -166,50 +162,58 @@ void engine::on_evict(std::shared_ptr<plan_entry>& p) {
 
 void engine::destroy_graveyard() noexcept { graveyard_.clear(); }
 
-std::shared_ptr<plan_entry> engine::plan(const lowered_step& s, dtype t) {
+std::uint32_t engine::alignment_of(const void* a, const void* b, const void* d) noexcept {
+  std::uintptr_t bits = max_alignment;
+  for (const void* ptr : {a, b, d})
+    if (ptr != nullptr) bits |= reinterpret_cast<std::uintptr_t>(ptr);
+  return static_cast<std::uint32_t>(bits & (~bits + 1));  // the lowest set bit
+}
+
+std::size_t engine::slot_of(cudaStream_t stream) {
+  for (std::size_t i = 0; i < slot_streams_.size(); ++i)
+    if (slot_streams_[i] == stream) return i;
+  slot_streams_.push_back(stream);
+  return slot_streams_.size() - 1;
+}
+
+std::shared_ptr<plan_entry> engine::plan(const lowered_step& s, dtype t, std::uint32_t alignment) {
   s.key_into(key_scratch_);  // reuses the buffer: no allocation on a cache hit
   key_scratch_.push_back(static_cast<std::int64_t>(t));
   key_scratch_.push_back((opt_.jit ? 1 : 0) | (opt_.autotune ? 2 : 0));
   key_scratch_.push_back(opt_.algo);
-  key_scratch_.push_back(operand_alignment);
+  key_scratch_.push_back(alignment);
   return cache_->ensure(key_scratch_, [&] {
     if (injected_plan_failures_ > 0) {
       --injected_plan_failures_;
       throw device_error("cuTENSOR cutensorCreatePlan failed: injected failure (fault injection)");
     }
-    return std::make_shared<plan_entry>(*api_, handle_, s, t, opt_.jit, opt_.autotune, opt_.algo);
+    return std::make_shared<plan_entry>(*api_, handle_, s, t, opt_.jit, opt_.autotune, opt_.algo, alignment);
   });
 }
 
-void engine::enqueue(const plan_entry& p, const void* a, const void* b, void* d, void* workspace, std::uint64_t workspace_bytes) {
+void engine::enqueue(const plan_entry& p, const void* a, const void* b, void* d, void* workspace, std::uint64_t workspace_bytes,
+                     cudaStream_t stream) {
   const scalar_one one(p.type());
   alignas(16) static constexpr unsigned char zero[16] = {};
   if (p.kind() == lowered_kind::contraction) {
-    TNRT_CUTENSOR(api_->cutensorContract(handle_, p.plan(), one.bytes, a, b, zero, d, d, workspace, workspace_bytes, stream_));
+    TNRT_CUTENSOR(api_->cutensorContract(handle_, p.plan(), one.bytes, a, b, zero, d, d, workspace, workspace_bytes, stream));
   } else {
-    TNRT_CUTENSOR(api_->cutensorReduce(handle_, p.plan(), one.bytes, a, zero, d, d, workspace, workspace_bytes, stream_));
+    TNRT_CUTENSOR(api_->cutensorReduce(handle_, p.plan(), one.bytes, a, zero, d, d, workspace, workspace_bytes, stream));
   }
 }
 
-void engine::execute(const lowered_step& s, dtype t, const void* a, const void* b, void* d) {
-  // Every descriptor promises 256-byte alignment (the pool's); a borrowed pointer must keep it.
-  for (const void* ptr : {a, b, static_cast<const void*>(d)})
-    if (ptr != nullptr && reinterpret_cast<std::uintptr_t>(ptr) % operand_alignment != 0)
-      throw not_supported("operand pointer is not 256-byte aligned; pass buffers from the pool or cudaMalloc");
-  std::shared_ptr<plan_entry> p = plan(s, t);
+void engine::execute(const lowered_step& s, dtype t, const void* a, const void* b, void* d, cudaStream_t stream) {
+  // Every element must be aligned to its type at least (cuTENSOR's minimum); the descriptors
+  // promise the operands' common alignment, part of the plan's key.
+  const std::uint32_t alignment = alignment_of(a, b, d);
+  if (alignment < std::min<std::size_t>(size_of(t), 16))
+    throw not_supported("operand pointer is not aligned to its element type (" + std::to_string(alignment) + "-byte aligned " +
+                        std::string(name_of(t)) + ")");
+  std::shared_ptr<plan_entry> p = plan(s, t, alignment);
   const std::uint64_t need = p->workspace_bytes();
-  if (opt_.workspace == workspace_mode::per_plan) {
-    if (p->own_workspace == nullptr && need > 0) {
-      queue_->drain();
-      p->own_workspace = pool_->allocate(need, stream_);
-    }
-    enqueue(*p, a, b, d, p->own_workspace, need);
-    p->last_stream = stream_;
-    return;
-  }
-  const device::shared_workspace::lease lease = workspace_->acquire(0, need, stream_);
-  enqueue(*p, a, b, d, lease.ptr, lease.bytes);
-  workspace_->finish(lease, stream_);
+  const device::shared_workspace::lease lease = workspace_->acquire(slot_of(stream), need, stream);
+  enqueue(*p, a, b, d, lease.ptr, lease.bytes, stream);
+  workspace_->finish(lease, stream);
 }
 
 void engine::synchronize() {
@@ -237,6 +241,8 @@ counters engine::stats() const {
   const auto rc = runtime_->counts();
   c.syncs.stream_syncs = rc.stream_syncs;
   c.syncs.event_syncs = rc.event_syncs;
+  c.api.analysis_hits = analysis_hits_;
+  c.api.analysis_misses = analysis_misses_;
   return c;
 }
 

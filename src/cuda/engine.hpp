@@ -11,18 +11,21 @@
 #include "core/step_lowering.hpp"
 #include "cuda/cuda_runtime.hpp"
 #include "cuda/cutensor_api.hpp"
-#include "tnrt/cuda/runner.hpp"
+#include "tnrt/options.hpp"
 #include "tnrt/device/caching_pool.hpp"
 #include "tnrt/device/retirement_queue.hpp"
 #include "tnrt/device/shared_workspace.hpp"
 
 namespace tnrt::cuda {
 
-/// One cuTENSOR operation, planned: descriptors, operation, plan and its exact workspace size.
+//// One cuTENSOR operation, planned: descriptors, operation, plan and its exact workspace size.
 /// Destroyed plan first, then the operation, then the descriptors.
 class plan_entry {
  public:
-  plan_entry(const cutensor_api& api, cutensorHandle_t handle, const lowered_step& s, dtype t, bool jit, bool autotune, int algo);
+  /// `alignment`: the byte alignment every descriptor promises for A, B and D (a power of two
+  /// <= 256 that divides their addresses).
+  plan_entry(const cutensor_api& api, cutensorHandle_t handle, const lowered_step& s, dtype t, bool jit, bool autotune, int algo,
+             std::uint32_t alignment);
   ~plan_entry();
   plan_entry(const plan_entry&) = delete;
   plan_entry& operator=(const plan_entry&) = delete;
@@ -31,10 +34,6 @@ class plan_entry {
   [[nodiscard]] std::uint64_t workspace_bytes() const noexcept { return workspace_bytes_; }
   [[nodiscard]] cutensorPlan_t plan() const noexcept { return plan_; }
   [[nodiscard]] dtype type() const noexcept { return type_; }
-
-  // per_plan workspace mode: the buffer this plan owns, and the stream it was last used on.
-  void* own_workspace = nullptr;
-  cudaStream_t last_stream = nullptr;
 
  private:
   void release() noexcept;
@@ -56,17 +55,34 @@ class engine {
   engine(const engine&) = delete;
   engine& operator=(const engine&) = delete;
 
-  /// The cached plan for a lowered step (built on a miss).
-  std::shared_ptr<plan_entry> plan(const lowered_step& s, dtype t);
-  /// Enqueues `p` on the stream with explicit workspace (compiled mode, graph capture).
-  void enqueue(const plan_entry& p, const void* a, const void* b, void* d, void* workspace, std::uint64_t workspace_bytes);
-  /// Eager: plan lookup, workspace from the shared scratch (or the plan's own), enqueue.
-  void execute(const lowered_step& s, dtype t, const void* a, const void* b, void* d);
+  /// The cached plan for a lowered step (built on a miss), for operands `alignment`-byte aligned.
+  std::shared_ptr<plan_entry> plan(const lowered_step& s, dtype t, std::uint32_t alignment = max_alignment);
+  /// Enqueues `p` on `stream` with explicit workspace (compiled mode, graph capture).
+  void enqueue(const plan_entry& p, const void* a, const void* b, void* d, void* workspace, std::uint64_t workspace_bytes,
+               cudaStream_t stream);
+  void enqueue(const plan_entry& p, const void* a, const void* b, void* d, void* workspace, std::uint64_t workspace_bytes) {
+    enqueue(p, a, b, d, workspace, workspace_bytes, stream_);
+  }
+  /// Eager: plan lookup (by the operands' common alignment), workspace from the stream's shared
+  /// scratch slot, enqueue on `stream`.
+  void execute(const lowered_step& s, dtype t, const void* a, const void* b, void* d, cudaStream_t stream);
+  void execute(const lowered_step& s, dtype t, const void* a, const void* b, void* d) { execute(s, t, a, b, d, stream_); }
+
+  /// The largest alignment a descriptor promises: the pool's.
+  static constexpr std::uint32_t max_alignment = 256;
+  /// The largest power of two <= max_alignment dividing every non-null pointer.
+  static std::uint32_t alignment_of(const void* a, const void* b, const void* d) noexcept;
+
+  /// The shared-workspace slot of `stream`: one per stream seen (up to the workspace's slots, then
+  /// shared round-robin; a shared slot moving between streams retires its buffer on the old one).
+  std::size_t slot_of(cudaStream_t stream);
 
   /// Blocking: the retirement queue drained, the stream synchronized, deferred destroys done.
   void synchronize();
   void clear_caches();
   void set_plan_cache_entries(std::size_t n);
+  /// The eager analysis memo's outcome for one call (counted in stats().api).
+  void count_analysis(bool hit) noexcept { ++(hit ? analysis_hits_ : analysis_misses_); }
   /// Fault injection (tests): the next `n` plan builds fail as a cuTENSOR plan failure would.
   void inject_plan_failures(int n) noexcept { injected_plan_failures_ = n; }
 
@@ -97,7 +113,9 @@ class engine {
   std::vector<std::shared_ptr<plan_entry>> graveyard_;
   static constexpr std::size_t graveyard_limit = 256;
   std::vector<std::int64_t> key_scratch_;
+  std::vector<cudaStream_t> slot_streams_;
   int injected_plan_failures_ = 0;
+  std::uint64_t analysis_hits_ = 0, analysis_misses_ = 0;
 };
 
 /// Throws device_error when no CUDA device is usable (with the reason).

@@ -17,7 +17,7 @@
 #include <memory>
 #include <string>
 
-#include "tnrt/cuda/runner.hpp"
+#include "tnrt/cuda/profile_report.hpp"
 
 namespace tnrt::cuda {
 

@@ -1,16 +1,12 @@
 // tnrt's own CUDA kernels against the host references (they skip without a GPU):
-//  - launch_skinny: random skinny steps (src/core/skinny.hpp; Small lhs or rhs, batch modes,
-//    one-sided sums, diagonals, row/column-major, permuted and padded layouts) in all four dtypes
-//    vs evaluate_lowered on the host; operands followed by NaN guards, D's padding a sentinel that
-//    must survive; errors per element within c (N + 2) eps sum|terms|.
 //  - launch_small_steps (device table) and launch_small_steps_from_host (records as kernel
 //    parameters, several launches, subtrees split across them): random independent steps grouped
 //    into random subtrees, and whole absorbed subtrees of random trees (steps depending on each
 //    other inside one block), vs evaluate_lowered.
-//  - whole random trees through contract_eager and compiled_program with skinny_min_outer = 1,
-//    fuse_max_elements in {1, 64, 1024}, skinny_kernel = always (automatic with 64) and every
+//  - whole random trees through contract_eager and compiled_program with tiled_min_elements = 1,
+//    fuse_max_elements in {1, 64, 1024}, tiled_kernel = always (automatic with 64) and every
 //    intermediate layout, vs tnrt::cpu::contract;
-//  - compiled with the kernels on (skinny always, fusion) vs off (never, no fusion): the same
+//  - compiled with the kernels on (tiled always, fusion) vs off (never, no fusion): the same
 //    results to rounding.
 // Seeds are fixed and printed.
 #include "gpu_test_util.hpp"  // first: tells whether the CUDA/cuTENSOR headers are reachable
@@ -26,11 +22,9 @@
 #include <vector>
 
 #include "core/fusion.hpp"
-#include "core/skinny.hpp"
 #include "core/step_lowering.hpp"
 #include "cuda/compiled.hpp"
 #include "cuda/eager.hpp"
-#include "cuda/skinny.hpp"
 #include "cuda/small_steps.hpp"
 #include "support/kernel_random.hpp"
 #include "mirrored.hpp"
@@ -50,87 +44,6 @@ using gputest::from_device;
 using gputest::release;
 using gputest::compare_d;
 using gputest::make_operand;
-
-// ---- launch_skinny ---------------------------------------------------------------------------------
-
-template <class T>
-void skinny_steps_on_device(engine& eng, std::uint64_t seed, int count, int& launched) {
-  std::mt19937_64 rng(seed);
-  const skinny_limits lim{48 * 1024, 1};
-  for (int i = 0; i < count; ++i) {
-    kerntest::skinny_expectation ex;
-    const kerntest::step_case sc = kerntest::random_skinny_step(rng, ex);
-    const std::string where = std::string(kerntest::type_name<T>()) + " seed " + std::to_string(seed) + " step #" + std::to_string(i);
-    SCOPED_TRACE(where + "\n  " + kerntest::describe(sc));
-    const lowered_step l = kerntest::lower(sc);
-    mirrored<T> a = make_operand<T>(rng, sc.a, sc.extents), b = make_operand<T>(rng, sc.b, sc.extents);
-    mirrored<T> d;
-    d.host.assign(static_cast<std::size_t>(kerntest::span_of(sc.d, sc.extents)) + guards, kerntest::sentinel_value<T>());
-    to_device(eng, a);
-    to_device(eng, b);
-    to_device(eng, d);
-    skinny_record r;
-    if (describe_skinny(l, sizeof(T), a.dev, b.dev, d.dev, r, lim)) {
-      cuda::launch_skinny(dtype_of<T>::value, r, eng.stream());
-      from_device(eng, d);
-      ++launched;
-      compare_d<T>(l, a.host, b.host, d.host, 4.0);
-    }
-    release(eng, a);
-    release(eng, b);
-    release(eng, d);
-    if (::testing::Test::HasFailure()) return;
-  }
-}
-
-TEST(CudaKernels, SkinnyRandomSteps) {
-  if (auto why = tnrt::cuda::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
-  engine eng(cuda::options{});
-  const std::uint64_t seed = 60601;
-  std::printf("[skinny kernel] seed %llu (+0..3 by dtype)\n", static_cast<unsigned long long>(seed));
-  int launched = 0;
-  skinny_steps_on_device<float>(eng, seed, 200, launched);
-  skinny_steps_on_device<double>(eng, seed + 1, 200, launched);
-  skinny_steps_on_device<std::complex<float>>(eng, seed + 2, 200, launched);
-  skinny_steps_on_device<std::complex<double>>(eng, seed + 3, 200, launched);
-  std::printf("[skinny kernel] %d launches checked\n", launched);
-  EXPECT_GT(launched, 600);
-  eng.synchronize();
-}
-
-// A large outer space under the default limits: many blocks, merged outer modes.
-TEST(CudaKernels, SkinnyLargeOuterSpace) {
-  if (auto why = tnrt::cuda::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
-  engine eng(cuda::options{});
-  // Big [o1 = 2048, o2 = 100, k = 3] (row-major), Small [m = 5, k = 3], D [o1, o2, m]: 204800
-  // outer indices, above the default min_outer.
-  kerntest::step_case sc;
-  sc.extents = {2048, 100, 3, 5};
-  sc.a.labels = {0, 1, 2};
-  sc.a.strides = dense_strides({2048, 100, 3}, false);
-  sc.b.labels = {3, 2};
-  sc.b.strides = {3, 1};
-  sc.d.labels = {0, 1, 3};
-  sc.d.strides = dense_strides({2048, 100, 5}, false);
-  std::mt19937_64 rng(777);
-  using T = float;
-  mirrored<T> a = make_operand<T>(rng, sc.a, sc.extents), b = make_operand<T>(rng, sc.b, sc.extents);
-  mirrored<T> d;
-  d.host.assign(static_cast<std::size_t>(kerntest::span_of(sc.d, sc.extents)) + guards, kerntest::sentinel_value<T>());
-  to_device(eng, a);
-  to_device(eng, b);
-  to_device(eng, d);
-  const lowered_step l = kerntest::lower(sc);
-  skinny_record r;
-  ASSERT_TRUE(describe_skinny(l, sizeof(T), a.dev, b.dev, d.dev, r, skinny_limits{}));
-  cuda::launch_skinny(dtype::f32, r, eng.stream());
-  from_device(eng, d);
-  compare_d<T>(l, a.host, b.host, d.host, 4.0);
-  release(eng, a);
-  release(eng, b);
-  release(eng, d);
-  eng.synchronize();
-}
 
 // ---- launch_small_steps ----------------------------------------------------------------------------
 
@@ -356,31 +269,20 @@ host_tensor run_eager(engine& eng, const problem& p, const std::vector<host_tens
 
 struct compiled_info {
   std::size_t subtrees = 0, absorbed = 0, launches = 0;
+  int tiled = 0;
 };
 
 host_tensor run_compiled(engine& eng, const problem& p, const std::vector<host_tensor>& in, compiled_info* info = nullptr) {
   cuda::compiled_program prog(eng, p);
-  if (info != nullptr) *info = compiled_info{prog.fusion().subtrees(), prog.fusion().absorbed.size(), prog.launches()};
+  if (info != nullptr) *info = compiled_info{prog.fusion().subtrees(), prog.fusion().absorbed.size(), prog.launches(), prog.tiled_chosen()};
   for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog.input(i), in[i].data(), in[i].bytes());
   prog.run();
   return gputest::download(eng, prog.result(), p.type, p.net.shape_of(p.net.output));
 }
 
-// Steps of the tree the skinny kernel takes under these options.
-int skinny_steps(const problem& p, const cuda::options& opt) {
-  if (opt.skinny_kernel == cuda::options::choice::never) return 0;
-  const kerntest::lowered_tree lt = kerntest::lower_tree(p, opt.intermediate_layout);
-  int count = 0;
-  for (const lowered_step& l : lt.steps) {
-    skinny_record r;
-    if (describe_skinny(l, size_of(p.type), nullptr, nullptr, nullptr, r, skinny_limits{48 * 1024, opt.skinny_min_outer})) ++count;
-  }
-  return count;
-}
-
 std::vector<problem> test_trees(dtype t) {
   std::vector<problem> trees;
-  // greedy trees of random networks (hyperedges, open labels): larger intermediates, skinny steps
+  // greedy trees of random networks (hyperedges, open labels): larger intermediates, large x small steps
   for (int tensors : {4, 7, 10, 13}) {
     gputest::random_network_spec spec;
     spec.tensors = tensors;
@@ -400,15 +302,14 @@ TEST(CudaKernels, TreesEagerAndCompiledMatchCpu) {
   if (auto why = tnrt::cuda::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
   const layout_policy policies[] = {layout_policy::column_major, layout_policy::row_major, layout_policy::follow};
   const std::int64_t fuse_limits[] = {1, 64, 1024};
-  int runs = 0, skinny_total = 0;
+  int runs = 0, tiled_total = 0;
   std::size_t absorbed_total = 0;
   for (layout_policy pol : policies) {
     for (std::int64_t fuse : fuse_limits) {
       cuda::options opt;
-      opt.skinny_min_outer = 1;
+      opt.tiled_min_elements = 1;
       // the kernel wherever it fits; `automatic` (timed choice) once per layout
-      opt.skinny_kernel = fuse == 64 ? cuda::options::choice::automatic : cuda::options::choice::always;
-      opt.tiled_kernel = cuda::options::choice::never;  // it takes precedence over skinny: keep the counted steps skinny
+      opt.tiled_kernel = fuse == 64 ? kernel_choice::automatic : kernel_choice::always;
       opt.fuse_max_elements = fuse;
       opt.intermediate_layout = pol;
       engine eng(opt);
@@ -421,11 +322,11 @@ TEST(CudaKernels, TreesEagerAndCompiledMatchCpu) {
           compiled_info info;
           const double e_eager = gputest::rel_error(run_eager(eng, p, in), want);
           const double e_comp = gputest::rel_error(run_compiled(eng, p, in, &info), want);
-          const int sk = skinny_steps(p, opt);
-          skinny_total += sk;
+          const int sk = info.tiled;
+          tiled_total += sk;
           absorbed_total += info.absorbed;
           ++runs;
-          std::printf("[trees] %s %s fuse %lld skinny %s %s: %zu steps, %d skinny, %zu absorbed in %zu subtrees, %zu launches: eager %.2e compiled %.2e (tol %.1e)\n",
+          std::printf("[trees] %s %s fuse %lld tiled %s %s: %zu steps, %d tiled, %zu absorbed in %zu subtrees, %zu launches: eager %.2e compiled %.2e (tol %.1e)\n",
                       p.source.c_str(), kerntest::name_of_policy(pol), static_cast<long long>(fuse), fuse == 64 ? "automatic" : "always", std::string(name_of(t)).c_str(), p.tree.steps.size(),
                       sk, info.absorbed, info.subtrees, info.launches, e_eager, e_comp, tol);
           EXPECT_LE(e_eager, tol) << p.source << " eager " << kerntest::name_of_policy(pol) << " fuse " << fuse << " " << name_of(t);
@@ -435,8 +336,8 @@ TEST(CudaKernels, TreesEagerAndCompiledMatchCpu) {
       eng.synchronize();
     }
   }
-  std::printf("[trees] %d runs, %d skinny steps, %zu absorbed steps\n", runs, skinny_total, absorbed_total);
-  EXPECT_GT(skinny_total, 50) << "the trees should exercise the skinny kernel";
+  std::printf("[trees] %d runs, %d tiled steps, %zu absorbed steps\n", runs, tiled_total, absorbed_total);
+  EXPECT_GT(tiled_total, 50) << "the trees should exercise the tiled kernel";
   EXPECT_GT(absorbed_total, 50U) << "the trees should exercise the fused kernel";
 }
 
@@ -444,13 +345,12 @@ TEST(CudaKernels, CompiledKernelsOnMatchOff) {
   if (auto why = tnrt::cuda::unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
   for (layout_policy pol : {layout_policy::column_major, layout_policy::follow}) {
     cuda::options on;
-    on.skinny_kernel = cuda::options::choice::always;
-    on.tiled_kernel = cuda::options::choice::never;  // the skinny kernel, not the tiled one (tests/gpu/test_cuda_tiled.cpp)
-    on.skinny_min_outer = 1;
+    on.tiled_kernel = kernel_choice::always;
+    on.tiled_min_elements = 1;
     on.fuse_max_elements = 1024;
     on.intermediate_layout = pol;
     cuda::options off = on;
-    off.skinny_kernel = cuda::options::choice::never;
+    off.tiled_kernel = kernel_choice::never;
     off.fuse_small_steps = false;
     engine e_on(on), e_off(off);
     for (dtype t : all_dtypes) {
@@ -468,8 +368,8 @@ TEST(CudaKernels, CompiledKernelsOnMatchOff) {
         const host_tensor r_off = run_compiled(e_off, p, in, &i_off);
         const double diff = gputest::rel_error(r_on, r_off);
         const double tol = gputest::tolerance(t, gputest::longest_sum(p), 64.0);
-        std::printf("[on vs off] %s %s %s: launches %zu vs %zu, %d skinny: rel difference %.2e (tol %.1e)\n", p.source.c_str(),
-                    kerntest::name_of_policy(pol), std::string(name_of(t)).c_str(), i_on.launches, i_off.launches, skinny_steps(p, on), diff, tol);
+        std::printf("[on vs off] %s %s %s: launches %zu vs %zu, %d tiled: rel difference %.2e (tol %.1e)\n", p.source.c_str(),
+                    kerntest::name_of_policy(pol), std::string(name_of(t)).c_str(), i_on.launches, i_off.launches, i_on.tiled, diff, tol);
         EXPECT_LE(diff, tol) << p.source << " " << name_of(t);
         EXPECT_EQ(i_off.absorbed, 0U);
         EXPECT_LE(i_on.launches, i_off.launches);

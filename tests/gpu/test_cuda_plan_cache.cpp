@@ -1,7 +1,8 @@
 // The plan cache on a real GPU: a one-entry cache evicting between two contractions, results equal
-// to the CPU engine's, no host synchronization until engine.synchronize(), and the evicted plan's
-// own workspace (workspace_mode::per_plan) retired behind an event (deferred) or with a stream
-// barrier (retire_mode::barrier, the old cure).
+// to the CPU engine's, no host synchronization until engine.synchronize(), and workspaces retired
+// behind an event (deferred) or with a stream barrier (retire_mode::barrier, the old cure). With
+// workspace_cap 0 the shared workspace retains nothing: every step's workspace is a temporary,
+// retired right after its use, so every execute that needs one retires a block.
 #include "gpu_test_util.hpp"  // first: tells whether the CUDA/cuTENSOR headers are reachable
 #ifndef TNRT_GPU_TEST_HEADERS_MISSING
 
@@ -181,14 +182,14 @@ std::optional<std::pair<candidate, candidate>> pick_workspace_pair(dtype t) {
   return std::nullopt;
 }
 
-TEST(PlanCacheWorkspace, PerPlanEvictionRetiresWorkspaceDeferred) {
+TEST(PlanCacheWorkspace, TemporaryWorkspaceRetiresDeferred) {
   TNRT_SKIP_WITHOUT_GPU();
   const dtype t = dtype::f32;
   const auto pair = pick_workspace_pair(t);
   if (!pair) GTEST_SKIP() << "cuTENSOR needed no workspace for any candidate contraction (sizes printed above)";
   cuda::options opt;
   opt.plan_cache_entries = 1;
-  opt.workspace = cuda::workspace_mode::per_plan;
+  opt.workspace_cap = 0;  // every workspace a temporary, retired after its use
   opt.retire = device::retire_mode::deferred;
   engine eng(opt);
   device_step s1 = make_step(pair->first.name, pair->first.a, pair->first.b, pair->first.d, pair->first.extents, t, 201);
@@ -198,12 +199,12 @@ TEST(PlanCacheWorkspace, PerPlanEvictionRetiresWorkspaceDeferred) {
   const auto syncs0 = eng.runtime().counts().stream_syncs;
   const auto r0 = eng.stats().retirement;
   eng.execute(s1.low, t, s1.da, s1.db, s1.dd);
-  eng.execute(s2.low, t, s2.da, s2.db, s2.dd);  // evicts s1's plan: its workspace retires
+  eng.execute(s2.low, t, s2.da, s2.db, s2.dd);  // s1's temporary workspace retired after s1
   const auto r1 = eng.stats().retirement;
   std::printf("[retire] deferred %llu immediate %llu in_flight %llu released %llu\n", static_cast<unsigned long long>(r1.deferred),
               static_cast<unsigned long long>(r1.immediate), static_cast<unsigned long long>(r1.in_flight),
               static_cast<unsigned long long>(r1.released));
-  EXPECT_GE(r1.deferred - r0.deferred, 1U) << "the evicted plan's workspace was not retired behind an event";
+  EXPECT_GE(r1.deferred - r0.deferred, 1U) << "the temporary workspace was not retired behind an event";
   EXPECT_EQ(r1.immediate, r0.immediate) << "deferred mode fell back to a barrier";
   EXPECT_EQ(eng.runtime().counts().stream_syncs, syncs0) << "deferred retirement synchronized the stream";
   EXPECT_EQ(r1.leaked, 0U);
@@ -227,7 +228,7 @@ TEST(PlanCacheWorkspace, BarrierModeSynchronizesPerRetire) {
   if (!pair) GTEST_SKIP() << "cuTENSOR needed no workspace for any candidate contraction (sizes printed above)";
   cuda::options opt;
   opt.plan_cache_entries = 1;
-  opt.workspace = cuda::workspace_mode::per_plan;
+  opt.workspace_cap = 0;  // every workspace a temporary, retired after its use
   opt.retire = device::retire_mode::barrier;
   engine eng(opt);
   device_step s1 = make_step(pair->first.name, pair->first.a, pair->first.b, pair->first.d, pair->first.extents, t, 301);
@@ -247,7 +248,7 @@ TEST(PlanCacheWorkspace, BarrierModeSynchronizesPerRetire) {
   std::printf("[barrier] retires %llu, stream syncs %llu -> %llu, queue stream_syncs %llu\n", static_cast<unsigned long long>(retires),
               static_cast<unsigned long long>(syncs0), static_cast<unsigned long long>(syncs1),
               static_cast<unsigned long long>(r1.stream_syncs - r0.stream_syncs));
-  // s1's plan needs workspace, so at least every eviction of s1 (rounds of them) retires a block.
+  // s1's plan needs workspace, so every execute of s1 (rounds of them) retires a temporary block.
   EXPECT_GE(retires, static_cast<std::uint64_t>(rounds));
   EXPECT_EQ(r1.deferred, r0.deferred) << "barrier mode queued an event";
   EXPECT_GE(syncs1 - syncs0, retires) << "barrier mode must synchronize the stream on every retire";

@@ -1,9 +1,9 @@
 #pragma once
-// Random material for the tests of tnrt's own kernels (fused small steps, skinny contractions):
-// nonzero random values, strided layouts, random labelled steps (general and skinny), random trees
+// Random material for the tests of tnrt's own kernels (fused small steps, tiled large x small steps):
+// nonzero random values, strided layouts, random labelled steps, random trees
 // with diagonals, hyperedges, unary steps and one-sided sums, and an error bound computed by
 // evaluating the same lowered step on |values| (so cancellation cannot hide or fake an error).
-// Header-only; used by tests/unit/test_fusion.cpp, tests/unit/test_skinny.cpp and
+// Header-only; used by tests/unit/test_fusion.cpp, tests/unit/test_tiled.cpp and
 // tests/gpu/test_cuda_kernels.cpp.
 #include <gtest/gtest.h>
 
@@ -187,7 +187,7 @@ struct step_case {
   bool unary = false;
   operand_case a, b, d;  // b unused when unary
   std::vector<i64> extents;  // by label id
-  int small_side = -1;       // skinny cases: 0 when a is the intended small operand, 1 when b is
+  int small_side = -1;       // large x small cases: 0 when a is the intended small operand, 1 when b is
 };
 
 inline std::vector<i64> extents_of(const std::vector<label_t>& labels, const std::vector<i64>& extents) {
@@ -315,76 +315,6 @@ inline step_case random_general_step(std::mt19937_64& rng, i64 max_elements = 10
       if (product(extents_of(o->labels, s.extents)) > max_elements) too_big = true;
     if (too_big) continue;
     assign_layouts(rng, s);
-    return s;
-  }
-}
-
-/// Label counts of a skinny case, by role.
-struct skinny_shape {
-  int outer_only = 0;  // in Big and D
-  int batch = 0;       // in Big, Small and D
-  int m = 0;           // in Small and D
-  int k = 0;           // in Big and Small, summed
-  int sum_big = 0;     // in Big only, summed
-  int sum_small = 0;   // in Small only, summed
-};
-
-/// What describe_skinny should conclude, from the roles alone.
-struct skinny_expectation {
-  i64 outer_count = 1, m_count = 1, k_count = 1;
-  i64 small_span = 1;
-};
-
-/// A random skinny step: Small (lhs or rhs at random) with m and k modes, Big with outer and k
-/// modes, batch modes in all three, one-sided sums, an occasional diagonal; random layouts.
-/// m and k products are kept within `max_m`, `max_k`; Small has fewer elements than Big, both in
-/// the lowered form (which counts a one-sided sum's stride-0 mode in the other operand).
-inline step_case random_skinny_step(std::mt19937_64& rng, skinny_expectation& ex, i64 max_m = 16, i64 max_k = 64,
-                                    i64 max_space = 1 << 17) {
-  for (;;) {
-    step_case s;
-    skinny_shape sh;
-    sh.outer_only = static_cast<int>(rng() % 5);
-    sh.batch = static_cast<int>(rng() % 3);
-    sh.m = static_cast<int>(rng() % 4);
-    sh.k = static_cast<int>(rng() % 4);
-    sh.sum_big = rng() % 4 == 0 ? 1 : 0;
-    sh.sum_small = rng() % 4 == 0 ? 1 : 0;
-    const int n = sh.outer_only + sh.batch + sh.m + sh.k + sh.sum_big + sh.sum_small;
-    std::vector<label_t> pool(static_cast<std::size_t>(n));
-    std::iota(pool.begin(), pool.end(), label_t{0});
-    std::shuffle(pool.begin(), pool.end(), rng);
-    s.extents.assign(static_cast<std::size_t>(n), 1);
-    std::vector<label_t> big, small, d;
-    std::size_t next = 0;
-    i64 outer = 1, m = 1, k = 1, space = 1;
-    auto take = [&](int count, i64 max_extent, bool in_big, bool in_small, bool in_d, i64* prod) {
-      for (int i = 0; i < count; ++i) {
-        const label_t l = pool[next++];
-        const i64 e = rng() % 8 == 0 ? 1 : 2 + static_cast<i64>(rng() % static_cast<std::uint64_t>(max_extent - 1));
-        s.extents[static_cast<std::size_t>(l)] = e;
-        *prod *= e;
-        space *= e;
-        if (in_big)
-          for (int r = multiplicity(rng, 8); r > 0; --r) big.push_back(l);
-        if (in_small)
-          for (int r = multiplicity(rng, 8); r > 0; --r) small.push_back(l);
-        if (in_d) d.push_back(l);
-      }
-    };
-    take(sh.outer_only, 9, true, false, true, &outer);
-    take(sh.batch, 4, true, true, true, &outer);
-    take(sh.m, 5, false, true, true, &m);
-    take(sh.k, 6, true, true, false, &k);
-    take(sh.sum_big, 3, true, false, false, &k);
-    take(sh.sum_small, 3, false, true, false, &k);
-    if (m > max_m || k > max_k || space > max_space) continue;
-    // Lowered element counts decide which operand the kernel stages; keep the intended one smaller.
-    if (!place_big_small(rng, s, big, small, d)) continue;
-    ex.outer_count = outer;
-    ex.m_count = m;
-    ex.k_count = k;
-    ex.small_span = span_of(s.small_side == 0 ? s.a : s.b, s.extents);
     return s;
   }
 }

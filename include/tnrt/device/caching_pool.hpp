@@ -69,4 +69,46 @@ class caching_pool {
   std::unique_ptr<impl> impl_;
 };
 
+/// One block of a pool, owned: deallocated (stream-ordered, on `stream()`) when the owner goes, so
+/// a constructor that throws halfway gives back what it took. Move-only.
+class pool_block {
+ public:
+  pool_block() = default;
+  pool_block(caching_pool& pool, std::size_t bytes, stream_handle stream) : pool_(&pool), ptr_(pool.allocate(bytes, stream)), stream_(stream) {}
+  ~pool_block() { reset(); }
+  pool_block(pool_block&& o) noexcept : pool_(o.pool_), ptr_(o.ptr_), stream_(o.stream_) { o.ptr_ = nullptr; }
+  pool_block& operator=(pool_block&& o) noexcept {
+    if (this != &o) {
+      reset();
+      pool_ = o.pool_;
+      ptr_ = o.ptr_;
+      stream_ = o.stream_;
+      o.ptr_ = nullptr;
+    }
+    return *this;
+  }
+  pool_block(const pool_block&) = delete;
+  pool_block& operator=(const pool_block&) = delete;
+
+  [[nodiscard]] void* get() const noexcept { return ptr_; }
+  [[nodiscard]] stream_handle stream() const noexcept { return stream_; }
+  /// Later work that uses the block runs on `stream` (its free is ordered there from now on).
+  void set_stream(stream_handle stream) noexcept { stream_ = stream; }
+  /// Back to the pool now (stream-ordered). Never throws: a block the pool refuses stays allocated
+  /// (a leak, never a race).
+  void reset() noexcept {
+    if (ptr_ == nullptr) return;
+    try {
+      pool_->deallocate(ptr_, stream_);
+    } catch (...) {
+    }
+    ptr_ = nullptr;
+  }
+
+ private:
+  caching_pool* pool_ = nullptr;
+  void* ptr_ = nullptr;
+  stream_handle stream_ = nullptr;
+};
+
 }  // namespace tnrt::device

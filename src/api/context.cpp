@@ -1,0 +1,476 @@
+// The library API (include/tnrt/context.hpp): validation of every view against the problem,
+// ownership (results, programs and the context's state), the lock that serializes calls, and the
+// CPU engine; device work goes through the GPU backend seam (src/api/gpu_backend.hpp).
+#include "tnrt/context.hpp"
+
+#include <algorithm>
+#include <complex>
+#include <cstring>
+#include <mutex>
+#include <numeric>
+#include <string>
+#include <utility>
+
+#include "api/gpu_backend.hpp"
+#include "tnrt/cpu.hpp"
+#include "tnrt/errors.hpp"
+#include "tnrt/path.hpp"
+
+namespace tnrt {
+namespace detail {
+
+struct context_state {
+  options opt;
+  std::unique_ptr<gpu_backend> gpu;  // null on the CPU
+  // One lock for every call into the backend: calls only enqueue, so it is held briefly; it
+  // orders the plan cache, the pool, the workspace and the retirement queue between threads.
+  mutable std::recursive_mutex lock;
+  api_stats api;
+};
+
+struct device_block {
+  std::shared_ptr<context_state> owner;
+  void* ptr = nullptr;
+  stream_handle stream = nullptr;
+  host_tensor host;  // the storage of a CPU context's result
+  device_block() = default;
+  device_block(const device_block&) = delete;
+  device_block& operator=(const device_block&) = delete;
+  ~device_block() {
+    if (ptr == nullptr || owner == nullptr || owner->gpu == nullptr) return;
+    const std::lock_guard<std::recursive_mutex> g(owner->lock);
+    owner->gpu->deallocate(ptr, stream);
+  }
+};
+
+struct program_state {
+  std::shared_ptr<context_state> owner;
+  problem prob;
+  std::vector<std::vector<std::int64_t>> shapes;  // every input's, then the output's
+  std::unique_ptr<gpu_program> gpu;  // null on the CPU: each run is a CPU contraction
+  cost_report cost;
+};
+
+}  // namespace detail
+
+namespace {
+
+using detail::context_state;
+
+std::string describe_shape(std::span<const std::int64_t> s) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + (s.size() == 1 ? ",)" : ")");
+}
+
+std::string view_name(int index) { return index < 0 ? std::string("the output") : "input " + std::to_string(index); }
+
+// A view against what the problem expects there; `index` names it in messages (-1: the output).
+// Allocation-free unless it throws: it runs on every call.
+void check_view(const tensor_view& v, dtype type, std::span<const std::int64_t> shape, int device, int index) {
+  const bool is_output = index < 0;
+  auto what = [index] { return view_name(index); };
+  if (v.type != type)
+    throw dtype_error(what() + " is " + std::string(name_of(v.type)) + " but the problem is " + std::string(name_of(type)));
+  if (!std::equal(v.shape.begin(), v.shape.end(), shape.begin(), shape.end()))
+    throw shape_error(what() + " has shape " + describe_shape(v.shape) + " where " + describe_shape(shape) + " is expected");
+  if (!v.strides.empty() && v.strides.size() != v.shape.size())
+    throw shape_error(what() + " has " + std::to_string(v.strides.size()) + " strides for " + std::to_string(v.shape.size()) + " modes");
+  if (v.device != device)
+    throw device_error(what() + " is on " + (v.device == cpu_device ? std::string("the host") : "CUDA device " + std::to_string(v.device)) +
+                       " but the context runs on " + (device == cpu_device ? std::string("the CPU") : "CUDA device " + std::to_string(device)));
+  const std::int64_t count = element_count(shape);
+  if (count > 0 && v.data == nullptr) throw shape_error(what() + " has no data (a null pointer)");
+  if (reinterpret_cast<std::uintptr_t>(v.data) % std::min<std::size_t>(size_of(type), 16) != 0)
+    throw not_supported(what() + " is not aligned to its element type (" + std::string(name_of(type)) + ")");
+  for (std::size_t m = 0; m < v.strides.size(); ++m) {
+    if (v.strides[m] < 0) throw not_supported(what() + " has a negative stride (mode " + std::to_string(m) + "); pass a copy");
+    if (v.strides[m] == 0 && v.shape[m] > 1 && is_output) throw not_supported(what() + " has a zero stride: an output must not overlap itself");
+  }
+  if (is_output && !v.strides.empty() && count > 1) {
+    // No two elements of an output may share an address: sorted by stride, each mode must step past
+    // the whole span of the smaller ones.
+    std::vector<std::size_t> order(v.shape.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v.strides[a] < v.strides[b]; });
+    std::int64_t span = 1;
+    for (std::size_t m : order) {
+      if (v.shape[m] == 1) continue;
+      if (v.strides[m] < span) throw not_supported(what() + " overlaps itself (its strides alias elements)");
+      span = v.strides[m] * v.shape[m];
+    }
+  }
+}
+
+// The shapes a problem's views must have: every input's, then the output's.
+std::vector<std::vector<std::int64_t>> expected_shapes(const problem& p) {
+  std::vector<std::vector<std::int64_t>> s;
+  s.reserve(p.net.inputs.size() + 1);
+  for (const auto& in : p.net.inputs) s.push_back(p.net.shape_of(in));
+  s.push_back(p.net.shape_of(p.net.output));
+  return s;
+}
+
+void check_inputs(const problem& p, const std::vector<std::vector<std::int64_t>>& shapes, std::span<const tensor_view> inputs, int device) {
+  if (inputs.size() != p.net.inputs.size())
+    throw shape_error("got " + std::to_string(inputs.size()) + " inputs for a network of " + std::to_string(p.net.inputs.size()) + " operands");
+  for (std::size_t i = 0; i < inputs.size(); ++i) check_view(inputs[i], p.type, shapes[i], device, static_cast<int>(i));
+}
+
+void check_output(const problem& p, const std::vector<std::vector<std::int64_t>>& shapes, std::span<const tensor_view> inputs,
+                  const tensor_view& out, int device) {
+  check_view(out, p.type, shapes.back(), device, -1);
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (out.data != nullptr && inputs[i].data == out.data)
+      throw not_supported("the output aliases input " + std::to_string(i) + "; pass a buffer of its own");
+}
+
+void check_host_inputs(const problem& p, std::span<const host_tensor> inputs) {
+  if (inputs.size() != p.net.inputs.size())
+    throw shape_error("got " + std::to_string(inputs.size()) + " inputs for a network of " + std::to_string(p.net.inputs.size()) + " operands");
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].type() != p.type)
+      throw dtype_error("input " + std::to_string(i) + " is " + std::string(name_of(inputs[i].type())) + " but the problem is " + std::string(name_of(p.type)));
+    if (inputs[i].shape() != p.net.shape_of(p.net.inputs[i]))
+      throw shape_error("input " + std::to_string(i) + " has shape " + describe_shape(inputs[i].shape()) + " where " +
+                        describe_shape(p.net.shape_of(p.net.inputs[i])) + " is expected for labels " + p.net.describe(p.net.inputs[i]));
+  }
+}
+
+// Host views <-> host tensors (the CPU engine takes row-major tensors).
+void copy_strided(const unsigned char* src, std::span<const std::int64_t> src_strides, unsigned char* dst,
+                  std::span<const std::int64_t> dst_strides, std::span<const std::int64_t> shape, std::size_t elem) {
+  const std::int64_t count = element_count(shape);
+  std::vector<std::int64_t> idx(shape.size(), 0);
+  for (std::int64_t i = 0; i < count; ++i) {
+    std::int64_t so = 0, dof = 0;
+    for (std::size_t m = 0; m < shape.size(); ++m) {
+      so += idx[m] * src_strides[m];
+      dof += idx[m] * dst_strides[m];
+    }
+    std::memcpy(dst + static_cast<std::size_t>(dof) * elem, src + static_cast<std::size_t>(so) * elem, elem);
+    for (std::size_t m = shape.size(); m-- > 0;) {
+      if (++idx[m] < shape[m]) break;
+      idx[m] = 0;
+    }
+  }
+}
+
+std::vector<std::int64_t> strides_or_row_major(const tensor_view& v) {
+  return v.strides.empty() ? row_major_strides(v.shape) : std::vector<std::int64_t>(v.strides.begin(), v.strides.end());
+}
+
+host_tensor host_copy(const tensor_view& v) {
+  host_tensor t(v.type, std::vector<std::int64_t>(v.shape.begin(), v.shape.end()));
+  const std::vector<std::int64_t> dense = row_major_strides(v.shape);
+  copy_strided(static_cast<const unsigned char*>(v.data), strides_or_row_major(v), static_cast<unsigned char*>(t.data()), dense, v.shape,
+               size_of(v.type));
+  return t;
+}
+
+void write_host(const host_tensor& r, const tensor_view& out) {
+  copy_strided(static_cast<const unsigned char*>(r.data()), row_major_strides(r.shape()), static_cast<unsigned char*>(out.data),
+               strides_or_row_major(out), out.shape, size_of(r.type()));
+}
+
+host_tensor cpu_contract_views(const problem& p, std::span<const tensor_view> inputs) {
+  std::vector<host_tensor> host;
+  host.reserve(inputs.size());
+  for (const tensor_view& v : inputs) host.push_back(host_copy(v));
+  return cpu::contract(p, host);
+}
+
+cost_report cost_of_problem(const problem& p) {
+  const tree_cost c = cost_of(p.net, p.tree);
+  // A multiply-add is 2 real flops; a complex one is 4 real multiplies and 4 adds.
+  return cost_report{c.flops * (is_complex(p.type) ? 8.0 : 2.0), c.rw_bytes(p.type)};
+}
+
+std::vector<tensor_view> views_of(std::span<const host_tensor> ts) {
+  std::vector<tensor_view> v;
+  v.reserve(ts.size());
+  for (const host_tensor& t : ts) v.push_back(view_of(t));
+  return v;
+}
+
+}  // namespace
+
+tensor_view view_of(const host_tensor& t) {
+  tensor_view v;
+  v.data = const_cast<void*>(t.data());  // inputs are only read; an output view of a host tensor writes it
+  v.type = t.type();
+  v.shape = t.shape();
+  v.device = cpu_device;
+  return v;
+}
+
+bool built_with_cuda() noexcept {
+#ifdef TNRT_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string unavailable_reason(int device) {
+  if (device == cpu_device) return {};
+#ifdef TNRT_HAVE_CUDA
+  return detail::gpu_unavailable_reason(device);
+#else
+  return "this build of tnrt has no CUDA backend (built with TNRT_CUDA=OFF or without nvcc and the cuTENSOR headers)";
+#endif
+}
+
+// ---- device_tensor --------------------------------------------------------------------------------
+
+void* device_tensor::data() const noexcept { return block_ ? block_->ptr : nullptr; }
+std::size_t device_tensor::bytes() const noexcept { return static_cast<std::size_t>(element_count(shape_)) * size_of(type_); }
+
+tensor_view device_tensor::view() const noexcept {
+  tensor_view v;
+  v.data = data();
+  v.type = type_;
+  v.shape = shape_;
+  v.strides = strides_;
+  v.device = device_;
+  return v;
+}
+
+host_tensor device_tensor::to_host() const {
+  host_tensor h(type_, shape_);
+  if (!block_) return h;
+  if (block_->owner == nullptr || block_->owner->gpu == nullptr) {
+    std::memcpy(h.data(), block_->ptr, h.bytes());
+    return h;
+  }
+  const std::lock_guard<std::recursive_mutex> g(block_->owner->lock);
+  block_->owner->gpu->download(h.data(), block_->ptr, h.bytes(), block_->stream);
+  return h;
+}
+
+// ---- program --------------------------------------------------------------------------------------
+
+program::program() = default;
+program::~program() = default;
+program::program(program&&) noexcept = default;
+program& program::operator=(program&&) noexcept = default;
+
+namespace {
+detail::program_state& state_of(const std::unique_ptr<detail::program_state>& s) {
+  if (!s) throw usage_error("the program is empty (moved from, or never compiled)");
+  return *s;
+}
+}  // namespace
+
+void program::run(std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream) {
+  detail::program_state& s = state_of(state_);
+  const int device = s.owner->gpu ? s.owner->opt.device : cpu_device;
+  check_inputs(s.prob, s.shapes, inputs, device);
+  check_output(s.prob, s.shapes, inputs, output, device);
+  const std::lock_guard<std::recursive_mutex> g(s.owner->lock);
+  ++s.owner->api.program_runs;
+  if (!s.gpu) {
+    write_host(cpu_contract_views(s.prob, inputs), output);
+    return;
+  }
+  s.gpu->run(inputs, output, stream);
+}
+
+host_tensor program::run(std::span<const host_tensor> inputs) {
+  detail::program_state& s = state_of(state_);
+  check_host_inputs(s.prob, inputs);
+  if (!s.gpu) {
+    const std::lock_guard<std::recursive_mutex> g(s.owner->lock);
+    ++s.owner->api.program_runs;
+    return cpu::contract(s.prob, inputs);
+  }
+  const std::lock_guard<std::recursive_mutex> g(s.owner->lock);
+  detail::gpu_backend& gpu = *s.owner->gpu;
+  const stream_handle st = gpu.own_stream();
+  std::vector<void*> dev;
+  host_tensor out(s.prob.type, s.prob.net.shape_of(s.prob.net.output));
+  try {
+    for (const host_tensor& t : inputs) {
+      dev.push_back(gpu.allocate(t.bytes(), st));
+      gpu.upload(dev.back(), t.data(), t.bytes(), st);
+    }
+    dev.push_back(gpu.allocate(out.bytes(), st));
+    std::vector<tensor_view> views;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      tensor_view v = view_of(inputs[i]);
+      v.data = dev[i];
+      v.device = s.owner->opt.device;
+      views.push_back(v);
+    }
+    tensor_view o = view_of(out);
+    o.data = dev.back();
+    o.device = s.owner->opt.device;
+    ++s.owner->api.program_runs;
+    s.gpu->run(views, o, st);
+    gpu.download(out.data(), dev.back(), out.bytes(), st);
+  } catch (...) {
+    for (void* d : dev) gpu.deallocate(d, st);
+    throw;
+  }
+  for (void* d : dev) gpu.deallocate(d, st);
+  return out;
+}
+
+memory_report program::memory() const {
+  const detail::program_state& s = state_of(state_);
+  return s.gpu ? s.gpu->memory() : memory_report{};
+}
+cost_report program::cost() const { return state_of(state_).cost; }
+double program::compile_ms() const { return state_of(state_).gpu ? state_->gpu->compile_ms() : 0.0; }
+std::size_t program::launches() const { return state_of(state_).gpu ? state_->gpu->launches() : 0; }
+bool program::uses_graph() const { return state_of(state_).gpu ? state_->gpu->uses_graph() : false; }
+std::string program::graph_note() const { return state_of(state_).gpu ? state_->gpu->graph_note() : "the CPU engine runs each contraction"; }
+std::vector<int> program::op_steps() const { return state_of(state_).gpu ? state_->gpu->op_steps() : std::vector<int>{}; }
+std::vector<std::string> program::op_kernels() const { return state_of(state_).gpu ? state_->gpu->op_kernels() : std::vector<std::string>{}; }
+int program::tiled_chosen() const { return state_of(state_).gpu ? state_->gpu->tiled_chosen() : 0; }
+int program::tiled_rejected() const { return state_of(state_).gpu ? state_->gpu->tiled_rejected() : 0; }
+std::vector<float> program::profile_ops() {
+  detail::program_state& s = state_of(state_);
+  if (!s.gpu) throw not_supported("profile_ops needs a GPU program");
+  const std::lock_guard<std::recursive_mutex> g(s.owner->lock);
+  return s.gpu->profile_ops();
+}
+const problem& program::source() const { return state_of(state_).prob; }
+
+// ---- context --------------------------------------------------------------------------------------
+
+context::context(const options& opt) : state_(std::make_shared<context_state>()) {
+  state_->opt = opt;
+  if (opt.device == cpu_device) return;
+  if (opt.device < 0) throw usage_error("device " + std::to_string(opt.device) + " is neither a CUDA ordinal nor cpu_device (-1)");
+  if (auto why = unavailable_reason(opt.device); !why.empty()) throw device_error(why);
+#ifdef TNRT_HAVE_CUDA
+  state_->gpu = detail::make_gpu_backend(opt);
+#endif
+}
+
+context::~context() = default;
+context::context(context&&) noexcept = default;
+context& context::operator=(context&&) noexcept = default;
+
+namespace {
+context_state& live(const std::shared_ptr<context_state>& s) {
+  if (!s) throw usage_error("the context is empty (moved from)");
+  return *s;
+}
+}  // namespace
+
+void context::contract(const problem& p, std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream) {
+  context_state& s = live(state_);
+  const int device = s.gpu ? s.opt.device : cpu_device;
+  const auto shapes = expected_shapes(p);
+  check_inputs(p, shapes, inputs, device);
+  check_output(p, shapes, inputs, output, device);
+  const std::lock_guard<std::recursive_mutex> g(s.lock);
+  ++s.api.eager_calls;
+  if (!s.gpu) {
+    write_host(cpu_contract_views(p, inputs), output);
+    return;
+  }
+  (void)s.gpu->contract(p, inputs, &output, stream);
+}
+
+device_tensor context::contract(const problem& p, std::span<const tensor_view> inputs, stream_handle stream) {
+  context_state& s = live(state_);
+  const int device = s.gpu ? s.opt.device : cpu_device;
+  check_inputs(p, expected_shapes(p), inputs, device);
+  device_tensor out;
+  out.type_ = p.type;
+  out.shape_ = p.net.shape_of(p.net.output);
+  out.strides_ = row_major_strides(out.shape_);
+  out.device_ = device;
+  auto block = std::make_shared<detail::device_block>();
+  block->stream = stream;
+  const std::lock_guard<std::recursive_mutex> g(s.lock);
+  ++s.api.eager_calls;
+  if (!s.gpu) {
+    block->host = cpu_contract_views(p, inputs);
+    block->ptr = block->host.data();
+  } else {
+    block->ptr = s.gpu->contract(p, inputs, nullptr, stream);
+    block->owner = state_;
+  }
+  out.block_ = std::move(block);
+  return out;
+}
+
+host_tensor context::contract(const problem& p, std::span<const host_tensor> inputs) {
+  context_state& s = live(state_);
+  check_host_inputs(p, inputs);
+  if (!s.gpu) {
+    const std::lock_guard<std::recursive_mutex> g(s.lock);
+    ++s.api.eager_calls;
+    return cpu::contract(p, inputs);
+  }
+  const std::lock_guard<std::recursive_mutex> g(s.lock);
+  detail::gpu_backend& gpu = *s.gpu;
+  const stream_handle st = gpu.own_stream();
+  std::vector<void*> dev;
+  host_tensor out(p.type, p.net.shape_of(p.net.output));
+  try {
+    std::vector<tensor_view> views = views_of(inputs);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      dev.push_back(gpu.allocate(inputs[i].bytes(), st));
+      gpu.upload(dev.back(), inputs[i].data(), inputs[i].bytes(), st);
+      views[i].data = dev.back();
+      views[i].device = s.opt.device;
+    }
+    ++s.api.eager_calls;
+    void* r = gpu.contract(p, views, nullptr, st);
+    dev.push_back(r);
+    gpu.download(out.data(), r, out.bytes(), st);
+  } catch (...) {
+    for (void* d : dev) gpu.deallocate(d, st);
+    throw;
+  }
+  for (void* d : dev) gpu.deallocate(d, st);
+  return out;
+}
+
+program context::compile(const problem& p) {
+  context_state& s = live(state_);
+  validate(p.net, p.tree);
+  program prog;
+  auto st = std::make_unique<detail::program_state>();
+  st->owner = state_;
+  st->prob = p;
+  st->shapes = expected_shapes(p);
+  st->cost = cost_of_problem(p);
+  const std::lock_guard<std::recursive_mutex> g(s.lock);
+  if (s.gpu) st->gpu = s.gpu->compile(p);
+  ++s.api.programs_compiled;
+  prog.state_ = std::move(st);
+  return prog;
+}
+
+counters context::stats() const {
+  const context_state& s = live(state_);
+  const std::lock_guard<std::recursive_mutex> g(s.lock);
+  counters c = s.gpu ? s.gpu->stats() : counters{};
+  const api_stats backend = c.api;
+  c.api = s.api;
+  c.api.analysis_hits = backend.analysis_hits;
+  c.api.analysis_misses = backend.analysis_misses;
+  c.api.cross_stream_waits = backend.cross_stream_waits;
+  return c;
+}
+
+void context::synchronize() {
+  context_state& s = live(state_);
+  const std::lock_guard<std::recursive_mutex> g(s.lock);
+  if (s.gpu) s.gpu->synchronize();
+}
+
+const options& context::opts() const noexcept { return state_->opt; }
+bool context::on_cpu() const noexcept { return state_ == nullptr || state_->gpu == nullptr; }
+std::string context::device_name() const { return on_cpu() ? std::string() : state_->gpu->device_name(); }
+std::string context::driver_version() const { return on_cpu() ? std::string() : state_->gpu->driver_version(); }
+std::string context::cuda_version() const { return on_cpu() ? std::string() : state_->gpu->cuda_version(); }
+std::string context::cutensor_version() const { return on_cpu() ? std::string() : state_->gpu->cutensor_version(); }
+
+}  // namespace tnrt

@@ -1,0 +1,194 @@
+// The CUDA wing behind the library API: the engine (pool, retirement queue, workspace, plan
+// cache), eager execution on the caller's stream, and compiled programs whose runs copy the
+// caller's inputs in with one gather launch and the result out after the graph.
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/gpu_backend.hpp"
+#include "cuda/compiled.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/eager.hpp"
+#include "cuda/engine.hpp"
+#include "cuda/strided_copy.hpp"
+#include "tnrt/errors.hpp"
+
+namespace tnrt::detail {
+namespace {
+
+using cuda::compiled_program;
+using cuda::engine;
+
+cudaStream_t stream_of(stream_handle s) noexcept { return static_cast<cudaStream_t>(s); }
+
+bool row_major(const tensor_view& v) {
+  if (v.strides.empty()) return true;
+  std::int64_t expect = 1;
+  for (std::size_t m = v.shape.size(); m-- > 0;) {
+    if (v.shape[m] != 1 && v.strides[m] != expect) return false;
+    expect *= v.shape[m];
+  }
+  return true;
+}
+
+std::vector<std::int64_t> strides_of(const tensor_view& v) {
+  return v.strides.empty() ? row_major_strides(v.shape) : std::vector<std::int64_t>(v.strides.begin(), v.strides.end());
+}
+
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+class cuda_program final : public gpu_program {
+ public:
+  cuda_program(engine& eng, const problem& p, std::uint64_t& cross_stream_waits)
+      : prog_(eng, p), out_shape_(p.net.shape_of(p.net.output)), cross_stream_waits_(&cross_stream_waits) {
+    gather_.reserve(p.net.inputs.size());
+  }
+
+  void run(std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream) override {
+    cudaStream_t st = stream_of(stream);
+    if (prog_.order_on(st)) ++*cross_stream_waits_;
+    const std::size_t elem = size_of(prog_.type());
+    // Inputs into the program's own buffers: dense ones batched into one gather launch, strided
+    // ones (rare) one strided copy each.
+    gather_.clear();
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const tensor_view& v = inputs[i];
+      if (row_major(v)) {
+        gather_.push_back(cuda::gather_entry{v.data, prog_.input(i), prog_.input_bytes(i)});
+      } else {
+        const std::vector<std::int64_t> dense = row_major_strides(v.shape);
+        cuda::launch_strided_copy(cuda::strided_copy_of(v.shape, v.strides, v.data, dense, prog_.input(i), elem), st);
+      }
+    }
+    cuda::launch_gather(gather_, st);
+    prog_.run(st);
+    if (row_major(output)) {
+      TNRT_CUDA(cudaMemcpyAsync(output.data, prog_.result(), prog_.result_bytes(), cudaMemcpyDeviceToDevice, st));
+    } else {
+      const std::vector<std::int64_t> dense = row_major_strides(out_shape_);
+      cuda::launch_strided_copy(cuda::strided_copy_of(out_shape_, dense, prog_.result(), output.strides, output.data, elem), st);
+    }
+  }
+
+  [[nodiscard]] memory_report memory() const override {
+    memory_report m;
+    m.arena_bytes = prog_.plan().arena_bytes;
+    m.lower_bound_bytes = prog_.plan().lower_bound_bytes;
+    m.tensor_bound_bytes = prog_.tensor_bound_bytes();
+    m.workspace_bytes = prog_.workspace_bytes();
+    m.input_bytes = prog_.inputs_bytes();
+    m.scratch_bytes = prog_.scratch_bytes();
+    m.total_bytes = prog_.device_bytes();
+    return m;
+  }
+  [[nodiscard]] double compile_ms() const override { return prog_.compile_ms(); }
+  [[nodiscard]] std::size_t launches() const override { return prog_.launches(); }
+  [[nodiscard]] bool uses_graph() const override { return prog_.uses_graph(); }
+  [[nodiscard]] std::string graph_note() const override { return prog_.graph_note(); }
+  [[nodiscard]] std::vector<int> op_steps() const override { return prog_.op_steps(); }
+  [[nodiscard]] std::vector<std::string> op_kernels() const override { return prog_.op_kernels(); }
+  [[nodiscard]] int tiled_chosen() const override { return prog_.tiled_chosen(); }
+  [[nodiscard]] int tiled_rejected() const override { return prog_.tiled_rejected(); }
+  std::vector<float> profile_ops() override { return prog_.profile_steps(); }
+
+ private:
+  compiled_program prog_;
+  std::vector<std::int64_t> out_shape_;
+  std::vector<cuda::gather_entry> gather_;  // reused: no allocation per run
+  std::uint64_t* cross_stream_waits_;       // the backend's counter (it outlives its programs)
+};
+
+class cuda_backend final : public gpu_backend {
+ public:
+  explicit cuda_backend(const options& opt) : eng_(opt), device_(opt.device) {}
+
+  void* contract(const problem& p, std::span<const tensor_view> inputs, const tensor_view* output, stream_handle stream) override {
+    // Dense row-major inputs and output (the common case) take the analysis without stride lists.
+    bool dense = true;
+    for (const tensor_view& v : inputs) dense = dense && row_major(v);
+    ptrs_.assign(inputs.size(), nullptr);
+    for (std::size_t i = 0; i < inputs.size(); ++i) ptrs_[i] = inputs[i].data;
+    cuda::eager_call call;
+    call.inputs = ptrs_;
+    call.stream = stream_of(stream);
+    std::vector<std::vector<std::int64_t>> in_strides;
+    if (!dense) {
+      in_strides.reserve(inputs.size());
+      for (const tensor_view& v : inputs) in_strides.push_back(strides_of(v));
+      call.input_strides = &in_strides;
+    }
+    std::vector<std::int64_t> out_strides;
+    if (output != nullptr) {
+      call.output = output->data;
+      if (!row_major(*output)) {
+        out_strides = strides_of(*output);
+        call.output_strides = &out_strides;
+      }
+    }
+    const cuda::device_operand r = cuda::contract_eager(eng_, p, call);
+    return output != nullptr ? nullptr : r.ptr;
+  }
+
+  std::unique_ptr<gpu_program> compile(const problem& p) override {
+    return std::make_unique<cuda_program>(eng_, p, cross_stream_waits_);
+  }
+
+  void* allocate(std::size_t bytes, stream_handle stream) override { return eng_.pool().allocate(bytes, stream); }
+  void deallocate(void* ptr, stream_handle stream) noexcept override {
+    try {
+      eng_.pool().deallocate(ptr, stream);
+    } catch (...) {
+      // a block the pool refuses stays allocated: a leak, never a race
+    }
+  }
+  void upload(void* dst, const void* src, std::size_t bytes, stream_handle stream) override {
+    TNRT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_of(stream)));
+  }
+  void download(void* dst, const void* src, std::size_t bytes, stream_handle stream) override {
+    TNRT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_of(stream)));
+    TNRT_CUDA(cudaStreamSynchronize(stream_of(stream)));
+  }
+  [[nodiscard]] stream_handle own_stream() const override { return eng_.stream(); }
+  [[nodiscard]] counters stats() const override {
+    counters c = eng_.stats();
+    c.api.cross_stream_waits = cross_stream_waits_;
+    return c;
+  }
+  void synchronize() override { eng_.synchronize(); }
+
+  [[nodiscard]] std::string device_name() const override {
+    cudaDeviceProp prop{};
+    return cudaGetDeviceProperties(&prop, device_) == cudaSuccess ? std::string(prop.name) : std::string();
+  }
+  [[nodiscard]] std::string driver_version() const override {
+    int v = 0;
+    return cudaDriverGetVersion(&v) == cudaSuccess ? version_text(v) : std::string();
+  }
+  [[nodiscard]] std::string cuda_version() const override {
+    int v = 0;
+    return cudaRuntimeGetVersion(&v) == cudaSuccess ? version_text(v) : std::string();
+  }
+  [[nodiscard]] std::string cutensor_version() const override {
+    const std::size_t cv = eng_.api().version;
+    return std::to_string(cv / 10000) + "." + std::to_string((cv / 100) % 100) + "." + std::to_string(cv % 100);
+  }
+
+ private:
+  mutable engine eng_;
+  int device_;
+  std::vector<void*> ptrs_;
+  std::uint64_t cross_stream_waits_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<gpu_backend> make_gpu_backend(const options& opt) { return std::make_unique<cuda_backend>(opt); }
+
+std::string gpu_unavailable_reason(int device) {
+  if (auto why = cuda::device_unavailable_reason(device); !why.empty()) return why;
+  return cuda::cutensor_unavailable_reason();
+}
+
+}  // namespace tnrt::detail
