@@ -53,4 +53,30 @@ if [[ $sanitize == 1 ]]; then
     exit "$asan_rc"
   fi
 fi
+# The Python package (tests/python): the extension is built into this build tree (-DTNRT_PYTHON=ON;
+# the libraries above are reused, recompiled once as position-independent code) and imported from
+# $build/python, so no second full build through pip. `pip install .` is the user's way in (README).
+# TNRT_PYTHON_TESTS=0 skips this step.
+if [[ ${TNRT_PYTHON_TESTS:-1} != 0 ]]; then
+  echo "test: Python package (tests/python)" >&2
+  py_need=()
+  for m in nanobind pytest opt_einsum cotengra quimb atheris; do
+    python3 -c "import $m" 2>/dev/null || py_need+=("$m")
+  done
+  if ((${#py_need[@]})); then
+    echo "test: pip installing ${py_need[*]}" >&2
+    # atheris (the fuzz smoke run) and quimb (its test) are optional: their tests skip without them.
+    python3 -m pip install -q nanobind pytest 2>&1 | grep -v -i "warning: running pip as" >&2 || true
+    python3 -m pip install -q "${py_need[@]}" 2>&1 | grep -v -i "warning: running pip as" >&2 || true
+  fi
+  cmake -S . -B "$build" -DTNRT_PYTHON=ON -DPython_EXECUTABLE="$(command -v python3)" >/dev/null
+  cmake --build "$build" -j "$jobs" --target _tnrt
+  PYTHONPATH="$PWD/$build/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q tests/python
+  if python3 -c "import atheris" 2>/dev/null; then
+    PYTHONPATH="$PWD/$build/python" python3 tests/python/fuzz/fuzz_entry_points.py -max_total_time=20 -rss_limit_mb=4096 \
+      -artifact_prefix="$PWD/$build/"
+  else
+    echo "test: atheris not installed: the Python fuzz run is skipped" >&2
+  fi
+fi
 echo "test: done in $((SECONDS - start)) s" >&2

@@ -1,0 +1,122 @@
+"""Bad inputs raise tnrt's exception classes (each also the matching builtin)."""
+
+import numpy as np
+import pytest
+
+import tnrt
+
+
+class FakeCudaArray:
+    """Looks like a CUDA array to tnrt's device check (never contracted)."""
+    shape = (4, 5)
+    dtype = np.dtype(np.float64)
+
+    def __dlpack__(self, stream=None):
+        raise AssertionError("not reached")
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+
+A = np.ones((3, 4))
+B = np.ones((4, 5))
+
+
+def test_hierarchy():
+    assert issubclass(tnrt.ParseError, ValueError) and issubclass(tnrt.ShapeError, ValueError)
+    assert issubclass(tnrt.PathError, ValueError) and issubclass(tnrt.DtypeError, TypeError)
+    assert issubclass(tnrt.OutOfMemoryError, MemoryError) and issubclass(tnrt.DeviceError, RuntimeError)
+    assert issubclass(tnrt.NotSupportedError, NotImplementedError) and issubclass(tnrt.IoError, OSError)
+    for cls in (tnrt.ParseError, tnrt.ShapeError, tnrt.PathError, tnrt.DtypeError, tnrt.OutOfMemoryError,
+                tnrt.DeviceError, tnrt.NotSupportedError, tnrt.IoError, tnrt.StateError, tnrt.UsageError):
+        assert issubclass(cls, tnrt.TnrtError)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float16, np.bool_])
+def test_unsupported_dtype(dtype):
+    with pytest.raises(tnrt.DtypeError):
+        tnrt.einsum("ab,bc->ac", A.astype(dtype), B.astype(dtype))
+
+
+def test_mixed_dtypes():
+    with pytest.raises(tnrt.DtypeError, match="mixed"):
+        tnrt.einsum("ab,bc->ac", A.astype(np.float32), B)
+
+
+def test_shapes():
+    with pytest.raises(tnrt.ShapeError):
+        tnrt.einsum("ab,bc->ac", A, np.ones((3, 5)))
+    with pytest.raises(tnrt.ShapeError):
+        tnrt.einsum("abc,bc->a", A, B)
+    with pytest.raises(tnrt.ShapeError):
+        tnrt.einsum("...ij,...jk", np.ones((2, 3, 4)), np.ones((3, 4, 5)))
+
+
+def test_expressions():
+    with pytest.raises(tnrt.ParseError):
+        tnrt.einsum("ab,bc->ax", A, B)  # unknown label in the output
+    with pytest.raises(tnrt.ParseError):
+        tnrt.einsum("ab,bc->ac->a", A, B)
+    with pytest.raises(tnrt.ParseError):
+        tnrt.einsum("ab,bc,cd->ad", A, B)
+    with pytest.raises(tnrt.ParseError):
+        tnrt.einsum("a.b,bc->ac", A, B)
+    with pytest.raises(tnrt.TnrtError):
+        tnrt.einsum("ab,bc->acc", A, B)
+    with pytest.raises(tnrt.ParseError):
+        tnrt.einsum("...->", np.ones(2))  # numpy's rule: ellipsis dimensions not summed silently
+
+
+def test_paths():
+    with pytest.raises(tnrt.PathError):
+        tnrt.einsum("ab,bc->ac", A, B, optimize=[(0, 2)])
+    with pytest.raises(tnrt.PathError):
+        tnrt.einsum("ab,bc,cd->ad", A, B, np.ones((5, 2)), optimize=[(0, 1)])
+    with pytest.raises(tnrt.UsageError):
+        tnrt.einsum("ab,bc->ac", A, B, optimize="no-such-optimizer")
+    with pytest.raises(tnrt.UsageError):
+        tnrt.einsum("ab,bc->ac", A, B, optimize=3.5)
+
+
+def test_two_devices():
+    with pytest.raises(tnrt.DeviceError, match="different devices"):
+        tnrt.einsum("ab,bc->ac", A, FakeCudaArray())
+
+
+def test_freed_network():
+    net = tnrt.Network("ab,bc->ac", A, B)
+    net.free()
+    for call in (net.contract, net.compile, net.contract_path, lambda: net.reset_operands(A, B)):
+        with pytest.raises(tnrt.StateError):
+            call()
+
+
+def test_reset_operands_checks():
+    net = tnrt.Network("ab,bc->ac", A, B)
+    with pytest.raises(tnrt.ShapeError):
+        net.reset_operands(A, np.ones((4, 6)))
+    with pytest.raises(tnrt.ShapeError):
+        net.reset_operands(A)
+    net.reset_operands(A.astype(np.float32), B.astype(np.float32))
+    with pytest.raises(tnrt.DtypeError):
+        net.contract()
+
+
+def test_io_and_parse_of_files(tmp_path):
+    with pytest.raises(tnrt.IoError):
+        tnrt.load(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(tnrt.ParseError):
+        tnrt.load(bad)
+
+
+def test_stream_argument_type():
+    with pytest.raises(TypeError):
+        tnrt.einsum("ab->ba", FakeCudaArray(), stream="default")
+
+
+def test_message_is_one_line():
+    with pytest.raises(tnrt.ShapeError) as e:
+        tnrt.einsum("ab,bc->ac", A, np.ones((3, 5)))
+    assert "\n" not in str(e.value) and str(e.value)

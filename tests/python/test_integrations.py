@@ -1,0 +1,59 @@
+"""opt_einsum's backend="tnrt", cotengra's implementation= (tuple and registered "tnrt"), quimb."""
+
+import numpy as np
+import pytest
+from conftest import rand
+
+import tnrt
+import tnrt.cotengra
+
+
+def test_opt_einsum_backend(rng):
+    oe = pytest.importorskip("opt_einsum")
+    ops = [rand(rng, s, np.float64) for s in [(3, 4), (4, 5, 2), (5, 6), (2, 6, 3)]]
+    eq = "ab,bcd,ce,dea->"
+    want = np.einsum(eq, *ops)
+    for backend in ("tnrt", "tnrt.opt_einsum_backend"):
+        np.testing.assert_allclose(oe.contract(eq, *ops, backend=backend), want, rtol=1e-10)
+    expr = oe.contract_expression("ab,bc->ca", (3, 4), (4, 5))
+    np.testing.assert_allclose(expr(ops[0], rand(rng, (4, 5), np.float64), backend="tnrt").shape, (5, 3))
+
+
+def test_tensordot_and_transpose(rng):
+    a, b = rand(rng, (3, 4, 5), np.float64), rand(rng, (5, 4, 2), np.float64)
+    np.testing.assert_allclose(tnrt.tensordot(a, b, axes=([1, 2], [1, 0])), np.tensordot(a, b, axes=([1, 2], [1, 0])))
+    np.testing.assert_allclose(tnrt.tensordot(a, rand(rng, (5, 2), np.float64), axes=1).shape, (3, 4, 2))
+    np.testing.assert_allclose(tnrt.transpose(a, (2, 0, 1)), a.transpose(2, 0, 1))
+
+
+def _network(rng, ctg):
+    inputs, output, _, sizes = ctg.utils.rand_equation(8, 3, n_out=2, seed=7)
+    arrays = [rand(rng, tuple(sizes[c] for c in t), np.complex128) for t in inputs]
+    return inputs, output, sizes, arrays
+
+
+def test_cotengra_tuple_and_registered(rng):
+    ctg = pytest.importorskip("cotengra")
+    inputs, output, sizes, arrays = _network(rng, ctg)
+    want = ctg.array_contract(arrays, inputs, output)
+    got = ctg.array_contract(arrays, inputs, output, implementation=tnrt.cotengra.IMPLEMENTATION)
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    tnrt.register_cotengra()
+    got = ctg.array_contract(arrays, inputs, output, implementation="tnrt")
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    tree = ctg.array_contract_tree(inputs, output, sizes, optimize="greedy")
+    c = tnrt.cotengra.TnrtContractor(tree)
+    np.testing.assert_allclose(c(*arrays), want, rtol=1e-10)
+    arrays2 = [a * 2 for a in arrays]
+    np.testing.assert_allclose(c(*arrays2), want * 2 ** len(arrays), rtol=1e-10)  # reset_operands path
+    np.testing.assert_allclose(tree.contract(arrays, implementation="tnrt"), want, rtol=1e-10)
+
+
+def test_quimb_contract(rng):
+    qtn = pytest.importorskip("quimb.tensor")
+    pytest.importorskip("cotengra")
+    tnrt.register_cotengra()
+    tn = qtn.TN_rand_reg(10, 3, D=2, seed=3, dtype="complex128")
+    want = tn.contract(..., optimize="greedy")
+    got = tn.contract(..., optimize="greedy", implementation="tnrt")
+    np.testing.assert_allclose(got, want, rtol=1e-9)
