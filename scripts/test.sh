@@ -54,7 +54,7 @@ if [[ $sanitize == 1 ]]; then
   fi
 fi
 # The Python package (tests/python): the extension is built into this build tree (-DTNRT_PYTHON=ON;
-# the libraries above are reused, recompiled once as position-independent code) and imported from
+# the libraries above are reused: they are built position-independent from the start) and imported from
 # $build/python, so no second full build through pip. `pip install .` is the user's way in (README).
 # TNRT_PYTHON_TESTS=0 skips this step.
 if [[ ${TNRT_PYTHON_TESTS:-1} != 0 ]]; then

@@ -172,6 +172,9 @@ std::uint32_t engine::alignment_of(const void* a, const void* b, const void* d) 
 std::size_t engine::slot_of(cudaStream_t stream) {
   for (std::size_t i = 0; i < slot_streams_.size(); ++i)
     if (slot_streams_[i] == stream) return i;
+  // Streams come and go (and a new one may reuse an old handle): past 256 the list starts over; a
+  // slot that then moves to another stream retires its buffer there (shared_workspace's rule).
+  if (slot_streams_.size() == 256) slot_streams_.clear();
   slot_streams_.push_back(stream);
   return slot_streams_.size() - 1;
 }

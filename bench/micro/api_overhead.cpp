@@ -1,0 +1,118 @@
+// Host time of the library API's calls on a real GPU (not a test: prints a table). For a network
+// (default: the reference tree, f32, constant fill), the median over N calls of
+//   - the bare graph launch of its compiled program (cuda::compiled_program::run, internal),
+//   - program::run through the public API (validation, the gather of the inputs, the graph
+//     launch, the copy of the result), and
+//   - eager context::contract of the same (repeated) problem,
+// each call timed on the host alone (chrono around the call; the stream is synchronized outside
+// the timed region, every 8 calls, so the queue never fills).
+//   tnrt_api_overhead [network.json] [--calls N]
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cuda/compiled.hpp"
+#include "cuda/engine.hpp"
+#include "tnrt/context.hpp"
+#include "tnrt/formats.hpp"
+
+namespace {
+using clock_type = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "api_overhead: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(9);
+  }
+}
+
+template <class F>
+double host_us(int calls, cudaStream_t st, F&& f) {
+  std::vector<double> us;
+  for (int i = 0; i < calls + 10; ++i) {
+    const auto t0 = clock_type::now();
+    f();
+    const auto t1 = clock_type::now();
+    if (i >= 10) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    if (i % 8 == 7) check(cudaStreamSynchronize(st), "sync");
+  }
+  check(cudaStreamSynchronize(st), "sync");
+  return median(us);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string path = "data/tensornetwork_permutation_optimized.json";
+  int calls = 200;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--calls" && i + 1 < argc) {
+      calls = std::atoi(argv[++i]);
+    } else {
+      path = a;
+    }
+  }
+  try {
+    if (auto why = tnrt::unavailable_reason(0); !why.empty()) {
+      std::fprintf(stderr, "api_overhead: %s\n", why.c_str());
+      return 9;
+    }
+    const tnrt::problem p = tnrt::load_file(path, {});
+    cudaStream_t st = nullptr;
+    check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "stream");
+    std::vector<void*> bufs;
+    std::vector<tnrt::tensor_view> views;
+    std::vector<std::vector<std::int64_t>> shapes;
+    for (const auto& in : p.net.inputs) shapes.push_back(p.net.shape_of(in));
+    shapes.push_back(p.net.shape_of(p.net.output));
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      const std::size_t bytes = static_cast<std::size_t>(tnrt::element_count(shapes[i])) * tnrt::size_of(p.type);
+      void* d = nullptr;
+      check(cudaMalloc(&d, bytes == 0 ? 1 : bytes), "cudaMalloc");
+      check(cudaMemset(d, 0, bytes), "memset");
+      bufs.push_back(d);
+      tnrt::tensor_view v;
+      v.data = d;
+      v.type = p.type;
+      v.shape = shapes[i];
+      v.device = 0;
+      views.push_back(v);
+    }
+    const tnrt::tensor_view out = views.back();
+    views.pop_back();
+
+    double graph_us = 0;
+    {
+      tnrt::cuda::engine eng(tnrt::options{});
+      tnrt::cuda::compiled_program prog(eng, p);
+      graph_us = host_us(calls, st, [&] { prog.run(st); });
+      eng.synchronize();
+    }
+    tnrt::context ctx;
+    tnrt::program prog = ctx.compile(p);
+    const double run_us = host_us(calls, st, [&] { prog.run(views, out, st); });
+    const double eager_us = host_us(calls, st, [&] { ctx.contract(p, views, out, st); });
+    std::printf("network %s: %zu inputs, %zu steps, %zu launches in the program (graph: %s)\n", path.c_str(), p.net.inputs.size(),
+                p.tree.steps.size(), prog.launches(), prog.uses_graph() ? "yes" : "no");
+    std::printf("host time per call, median of %d:\n", calls);
+    std::printf("  graph launch alone (internal)      %8.2f us\n", graph_us);
+    std::printf("  program::run (public API)          %8.2f us  (%.2f us beyond the graph launch)\n", run_us, run_us - graph_us);
+    std::printf("  context::contract, eager, repeated %8.2f us\n", eager_us);
+    for (void* b : bufs) (void)cudaFree(b);
+    (void)cudaStreamDestroy(st);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "api_overhead: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
