@@ -209,16 +209,14 @@ TEST(MemoryPlan, LiveBytesBoundEqualsASweepOverSteps) {
   EXPECT_EQ(tnrt::live_bytes_bound(std::vector<buffer_request>{{0, -3, 3}}), 0u);
 }
 
-TEST(MemoryPlan, ThousandRequestsInMilliseconds) {
+// A thousand requests (a contraction tree's worth) plan validly; how long that takes is
+// bench/micro/planning_bench's to measure, not a test's.
+TEST(MemoryPlan, ThousandRequests) {
   std::mt19937_64 rng(2026);
   const auto rs = random_requests(rng, 1100, 550);
-  tnrt::plan_memory(rs);  // warm up
-  const auto t0 = std::chrono::steady_clock::now();
   const auto plan = tnrt::plan_memory(rs);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("plan_memory: 1100 random requests in %.2f ms (%s), arena/bound %.4f\n", ms, plan.heuristic.c_str(),
+  std::printf("plan_memory: 1100 random requests (%s), arena/bound %.4f\n", plan.heuristic.c_str(),
               static_cast<double>(plan.arena_bytes) / static_cast<double>(plan.lower_bound_bytes));
-  EXPECT_LT(ms, 1500.0);  // generous for sanitizer builds on a busy machine; catches an O(n^3) slip
   expect_valid(rs, plan, 256);
 }
 
