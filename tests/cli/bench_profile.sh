@@ -7,7 +7,7 @@
 source "$(dirname "$0")/common.bash"
 
 if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
-  ok "skipped: the harness needs Python 3.11+"
+  skip_check "the harness needs Python 3.11+"
   finish
   exit $?
 fi
@@ -72,7 +72,7 @@ check "CSV has the profiled column" grep -q ',profiled,kernels_per_call,' "$tmp/
 if python3 -c "import matplotlib" >/dev/null 2>&1; then
   check "report.py drew the gap histogram" test -s "$tmp/a/gaps-tiny-tree.png"
 else
-  ok "skipped: no matplotlib for the gap histogram"
+  skip_check "no matplotlib for the gap histogram"
 fi
 
 # --profile profiles every tnrt variant; the dry run shows the command lines.

@@ -1,6 +1,9 @@
 # Shared by the tests/cli/*.sh end-to-end tests (sourced; not a test itself).
 # Each test is run as: bash tests/cli/NAME.sh TNRT_BINARY REPO_ROOT
-# and ends with the line "NAME: N passed, M failed", exiting non-zero when anything failed.
+# and ends with the line "NAME: N passed, M failed, K skipped", exiting 1 when anything failed, else
+# 77 when a check could not run here (skip_check: no numpy, a GPU where a no-GPU error is tested...),
+# which tests/CMakeLists.txt declares as CTest's SKIP_RETURN_CODE, so that CTest shows the test as
+# skipped instead of passed; 0 when every check ran and passed.
 set -uo pipefail
 tnrt=${1:?usage: $0 TNRT_BINARY REPO_ROOT}
 root=${2:?usage: $0 TNRT_BINARY REPO_ROOT}
@@ -8,11 +11,13 @@ test_name=$(basename "$0" .sh)
 reference=$root/data/tensornetwork_permutation_optimized.json
 passed=0
 failed=0
+skipped=0
 tmp=$(mktemp -d); [[ -n ${TNRT_KEEP_TMP:-} ]] && echo "tmp: $tmp"
 [[ -n ${TNRT_KEEP_TMP:-} ]] || trap 'rm -rf "$tmp"' EXIT
 
 ok() { passed=$((passed + 1)); echo "ok   $*"; }
 bad() { failed=$((failed + 1)); echo "FAIL $*"; }
+skip_check() { skipped=$((skipped + 1)); echo "skip $*"; }
 check() {  # check DESCRIPTION CONDITION-COMMAND...
   local what=$1; shift
   if "$@"; then ok "$what"; else bad "$what"; fi
@@ -59,6 +64,8 @@ near() {
 have_numpy() { python3 -c "import numpy" >/dev/null 2>&1; }
 
 finish() {
-  echo "$test_name: $passed passed, $failed failed"
-  [[ $failed == 0 ]]
+  echo "$test_name: $passed passed, $failed failed, $skipped skipped"
+  if [[ $failed != 0 ]]; then return 1; fi
+  if [[ $skipped != 0 ]]; then return 77; fi
+  return 0
 }

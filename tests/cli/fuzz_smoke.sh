@@ -4,7 +4,7 @@
 # each for $TNRT_FUZZ_SECONDS (default 25) seconds from a scratch copy of fuzz/corpus/<target>.
 # A crash, a sanitizer report, a leak, a timeout (10 s per input) or an exception other than
 # tnrt::error fails the target; the reproducer is kept in the scratch directory, named on stderr.
-# Skipped (exit 0, saying why) where clang or libFuzzer is not installed.
+# Skipped (exit 77, CTest's SKIP_RETURN_CODE, saying why) where clang or libFuzzer is not installed.
 # Usage: bash tests/cli/fuzz_smoke.sh TNRT_BINARY REPO_ROOT   (the binary is not used)
 # Ends with: fuzz_smoke: N passed, M failed
 set -uo pipefail
@@ -19,9 +19,9 @@ bash "$root/fuzz/build.sh" "$out" >"$log" 2>&1
 rc=$?
 if [[ $rc == 3 ]]; then
   echo "fuzz_smoke: SKIPPED: $(tail -n 1 "$log")"
-  echo "fuzz_smoke: 0 passed, 0 failed"
+  echo "fuzz_smoke: 0 passed, 0 failed, ${#targets[@]} skipped"
   rm -f "$log"
-  exit 0
+  exit 77
 elif [[ $rc != 0 ]]; then
   cat "$log" >&2
   echo "fuzz_smoke: build of the fuzz targets failed (fuzz/build.sh exit $rc)" >&2

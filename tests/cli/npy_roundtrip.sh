@@ -57,6 +57,6 @@ print("numpy ok")
 PY
   check "results match numpy ($(tail -1 "$tmp/py"))" grep -q "numpy ok" "$tmp/py"
 else
-  ok "skipped: numpy comparison (python3 has no numpy)"
+  skip_check "numpy comparison (python3 has no numpy)"
 fi
 finish

@@ -38,7 +38,7 @@ if ! "$tnrt" --version 2>/dev/null | grep -q "cuda (usable here)"; then
 fi
 
 if ! "$tnrt" --version 2>/dev/null | grep -q "^profiler (--profile): .*CUPTI"; then
-  ok "skipped: a GPU but no CUPTI here ($("$tnrt" --version | grep '^profiler'))"
+  skip_check "a GPU but no CUPTI here ($("$tnrt" --version | grep '^profiler'))"
   finish
   exit $?
 fi

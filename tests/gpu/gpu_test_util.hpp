@@ -8,23 +8,12 @@
 // Downloads end with a raw cudaStreamSynchronize, which the runtime seam does not count: the tests
 // that assert "no synchronization" read engine.runtime().counts() around the calls under test only.
 // The CUDA and cuTENSOR headers must be on the include path of the GPU tests (tnrt_cuda keeps them
-// PRIVATE): tests/CMakeLists.txt needs, in its GPU loop,
+// PRIVATE): tests/CMakeLists.txt adds, in its GPU loop,
 //   target_include_directories(${name} SYSTEM PRIVATE ${Cutensor_INCLUDE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
-// Without them each GPU test executable compiles to one test that skips without a GPU and FAILS
-// with a GPU, saying so, instead of breaking the build.
+// Without them the build fails here: a misbuilt GPU test must not turn into one that skips.
 #if !__has_include(<cuda_runtime_api.h>) || !__has_include(<cutensor.h>)
-#define TNRT_GPU_TEST_HEADERS_MISSING 1
-#include <gtest/gtest.h>
-
-#include "tnrt/cuda/runner.hpp"
-
-TEST(GpuTestBuild, CudaAndCutensorHeadersOnTheIncludePath) {
-  if (auto why = ::tnrt::cuda::unavailable_reason(); !why.empty()) GTEST_SKIP() << "no usable GPU/cuTENSOR: " << why;
-  FAIL() << "this GPU test was built without the CUDA/cuTENSOR headers on its include path, so none of its tests were "
-            "compiled; add target_include_directories(<test> SYSTEM PRIVATE ${Cutensor_INCLUDE_DIR} "
-            "${CUDAToolkit_INCLUDE_DIRS}) in tests/CMakeLists.txt";
-}
-#else
+#error "GPU test built without the CUDA/cuTENSOR headers on its include path (see tests/CMakeLists.txt)"
+#endif
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -359,4 +348,3 @@ inline std::filesystem::path source_dir() {
 
 }  // namespace tnrt::gputest
 
-#endif  // headers present

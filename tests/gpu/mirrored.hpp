@@ -1,7 +1,7 @@
 #pragma once
 // Host buffers mirrored on the device for the kernel tests (test_cuda_kernels, test_cuda_tiled):
 // operands of a random step case with NaN guards behind them, results with a sentinel.
-// Include after gpu_test_util.hpp, inside its TNRT_GPU_TEST_HEADERS_MISSING guard.
+// Include after gpu_test_util.hpp.
 #include <algorithm>
 #include <cstddef>
 #include <random>

@@ -36,7 +36,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <complex>
 #include <cstdint>
 #include <cstdio>
@@ -788,11 +787,12 @@ TEST(Tiled, OuterGroups) {
   EXPECT_EQ(refused.n_big, -5);
 }
 
-// describe_tiled runs on the host for every step of every eager call (src/cuda/eager.cpp): its
-// cost must not grow with the extents. A free mode of extent 2^30 (Big [o, k = 2], Small
-// [m = 2, k], D [m, o]; a dry run) needs a divisor of o within the tile's room (4096 f32 elements
-// of Big): counting down from o itself takes ~2^30 steps (seconds).
-TEST(Tiled, PlanningTimeDoesNotGrowWithExtents) {
+// A free mode of extent 2^30 (Big [o, k = 2], Small [m = 2, k], D [m, o]; a dry run) needs a
+// divisor of o within the tile's room (4096 f32 elements of Big). describe_tiled runs on the host
+// for every step of every eager call (src/cuda/eager.cpp), so its cost must not grow with the
+// extents: bench/micro/planning_bench times this step (counting down from o itself took ~2^30
+// steps, seconds); the test checks the plan.
+TEST(Tiled, HugeFreeModeIsSplitWithinTheTile) {
   const i64 o = i64{1} << 30;
   lowered_step l;
   l.a.modes = {0, 1};
@@ -805,17 +805,10 @@ TEST(Tiled, PlanningTimeDoesNotGrowWithExtents) {
   l.d.extents = {2, o};
   l.d.strides = {1, 2};
   tiled_record r;
-  const auto t0 = std::chrono::steady_clock::now();
-  const bool fit = describe_tiled(l, 4, nullptr, nullptr, nullptr, r);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("[tiled planning] free mode of extent 2^30: %s in %.3f s\n", fit ? "accepted" : "refused", seconds);
-  EXPECT_TRUE(fit);
-  EXPECT_LT(seconds, 0.1) << "describe_tiled's time grows with the free modes' extents (add_free counts down from the extent)";
-  if (fit) {
-    SCOPED_TRACE("record: " + kerntest::describe(r));
-    EXPECT_EQ(r.tile_count * r.tile_d, 2 * o);
-    EXPECT_GE(kerntest::leading_dense_run(r.big_extent, r.big_stride, r.n_big), 64);
-  }
+  ASSERT_TRUE(describe_tiled(l, 4, nullptr, nullptr, nullptr, r));
+  SCOPED_TRACE("record: " + kerntest::describe(r));
+  EXPECT_EQ(r.tile_count * r.tile_d, 2 * o);
+  EXPECT_GE(kerntest::leading_dense_run(r.big_extent, r.big_stride, r.n_big), 64);
 }
 
 // bind_tiled (what eager does on a repeated call: plan once with no pointers, bind per call) gives
