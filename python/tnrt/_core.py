@@ -1,5 +1,6 @@
 """einsum, Network, load: the package's API over tnrt._tnrt."""
 
+import atexit
 import functools
 import threading
 
@@ -18,6 +19,21 @@ def context(device=-1):
         if ctx is None:
             ctx = _contexts[device] = _tnrt.Context(device)
         return ctx
+
+
+@atexit.register
+def _release_contexts():
+    """At interpreter exit, while CUDA and the array libraries are still alive: wait for each
+    context's work and drop it. Left to module teardown, a context could be destroyed after the
+    CUDA runtime has begun shutting down (a crash at exit)."""
+    with _contexts_lock:
+        for ctx in _contexts.values():
+            try:
+                ctx.synchronize()
+            except Exception:  # noqa: BLE001 - exiting: nothing left to report to
+                pass
+        _contexts.clear()
+    _problem.cache_clear()
 
 
 @functools.lru_cache(maxsize=512)

@@ -18,4 +18,9 @@ cupti=${TNRT_CUPTI_LIB:-${CUDA_HOME:-/usr/local/cuda}/lib64/libcupti.so.13}
 if [[ -f $cupti ]]; then cp -L "$cupti" .gpu-bin/stage/libcupti.so.13; else echo "pack-bin: no $cupti: the bundle has no CUPTI (--profile needs one on the host)" >&2; fi
 tar -C .gpu-bin/stage -cf - . | xz -T2 -9 > .gpu-bin/bin.tar.xz
 rm -rf .gpu-bin/stage
-ls -la .gpu-bin/bin.tar.xz
+# The Python extension built for the GPU host's Python 3.12 (TNRT_PY312_BUILD, default build-py312;
+# see session.sh step python): the staged package folder build-py312/python/tnrt.
+py_build=${TNRT_PY312_BUILD:-build-py312}
+rm -f .gpu-bin/py.tar.xz
+if [[ -d $py_build/python/tnrt ]]; then tar -C "$py_build/python" -cf - tnrt | xz -T2 -6 > .gpu-bin/py.tar.xz; fi
+ls -la .gpu-bin/

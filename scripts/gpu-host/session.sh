@@ -16,6 +16,21 @@ for s in "$@"; do
   case $s in
     env) nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv; ldd $bin/tnrt; $bin/tnrt --version ;;
     tests) for t in $bin/test_cuda_*; do echo "--- $t"; timeout 300 $t --gtest_brief=1 2>&1 | tail -25; done ;;
+    api) echo "--- test_cuda_api"; timeout 400 $bin/test_cuda_api 2>&1 | grep -E "^\[api\]|OK|FAILED|Failure|Expected|Which is|error|PASSED" | head -40
+         echo "--- api overhead"; timeout 120 $bin/tnrt_api_overhead $ref --calls 300 2>&1 | tail -6 ;;
+    python) # the extension built here for 3.12 (.gpu-bin/py.tar.xz: build-py312/python/tnrt), wheels in .whl
+            if [[ -d .whl ]]; then python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl 2>&1 | tail -2; fi
+            mkdir -p /tmp/tnrt-py && tar -xJf .gpu-bin/py.tar.xz -C /tmp/tnrt-py
+            export PYTHONPATH=/tmp/tnrt-py:/tmp/site:${PYTHONPATH:-}
+            python3 -c "import tnrt, sys; print('tnrt', tnrt.__file__, sys.version)"
+            timeout 400 python3 -X faulthandler -m pytest -q tests/python 2>&1 | tail -40
+            timeout 200 python3 examples/quantum_circuit_amplitude.py 2>&1 | tail -8 ;;
+    apidbg) # an unstripped test_cuda_api (.gpu-dbg/test_cuda_api.xz): each test alone, then a backtrace
+            mkdir -p /tmp/dbg && xz -dc .gpu-dbg/test_cuda_api.xz > /tmp/dbg/test_cuda_api && chmod +x /tmp/dbg/test_cuda_api
+            for t in EagerAndCompiledOnUserStreamsAnyLayout ProgramThousandRunsNewPointersAndValues FourStreamsThousandContractionsEach BadViewsAreTypedErrors; do
+              echo "--- $t"; timeout 300 stdbuf -oL -eL /tmp/dbg/test_cuda_api --gtest_filter="*$t" 2>&1 | grep -E "^\[api\]|OK|FAILED|Failure|Expected|Which is|error|PASSED|Segm" | head -20; echo "rc=${PIPESTATUS[0]}"
+            done
+            timeout 200 cuda-gdb -batch -ex run -ex bt --args /tmp/dbg/test_cuda_api 2>&1 | grep -v "^\[New Thread\|^\[Thread" | tail -40 ;;
     tests-tiled) for t in $bin/test_cuda_tiled $bin/test_cuda_reference; do echo "--- $t"; timeout 300 $t --gtest_brief=1 2>&1 | tail -12; done ;;
     ref) for m in eager compiled; do timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --json $out/ref-$m.json 2>&1 | tail -30; done ;;
     refverify) for m in eager compiled; do timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --random 7 --verify 2>&1 | tail -8; done ;;
@@ -76,7 +91,7 @@ for s in "$@"; do
              echo "--- $m $v"; timeout 120 $bin/tnrt contract $ref --device cuda --mode $m $v 2>&1 | grep -E "^time|^result"; done; done
            for m in compiled eager; do echo "--- verify $m"; timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --random 7 --verify 2>&1 | grep -E "^time|^result|verif"; done
            for dt in f64 c64; do echo "--- verify $dt"; timeout 300 $bin/tnrt contract $ref --device cuda --mode compiled --dtype $dt --random 3 --verify 2>&1 | grep -E "^time|^result|verif"; done
-           for dt in f32 f64; do TNRT_STEP_PROFILE=$out/steps-tiled-$dt.csv timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled --dtype $dt --warmup 1 --repeat 2 >/dev/null 2>&1; done ;;
+           for dt in f32 f64; do timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled --dtype $dt --warmup 1 --repeat 2 --step-profile $out/steps-tiled-$dt.csv >/dev/null 2>&1; done ;;
     ncu-tiled) ncu --kernel-name regex:tiled_kernel --launch-skip 8 --launch-count 7 --set full --import-source no \
                  $bin/tnrt contract $ref --device cuda --mode eager --warmup 0 --repeat 1 > $out/ncu-tiled.txt 2>&1
                grep -E "tiled_kernel<|DRAM Throughput|Duration|Compute \(SM\) Throughput|Issue Slots Busy|Warp Cycles Per Issued|Achieved Occupancy|Executed Ipc A|No Eligible" $out/ncu-tiled.txt | head -80 ;;
