@@ -40,28 +40,20 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng), 
 
 compiled_program::~compiled_program() = default;
 
-// 1. Layouts and lowered forms of every step (step ids are topological: operands first), the
-//    fusion plan (every absorbed step must fit a record), which steps tnrt's tiled kernel takes,
-//    and the cuTENSOR plans of the rest (and of the tiled steps `automatic` times against them).
+// 1. The step plan (core/step_plan.hpp: layouts, lowered forms, the fusion plan, each step's
+//    kernel), and the cuTENSOR plans of the library steps and of the tiled candidates `automatic`
+//    times against them (choose_kernels_by_timing).
 compiled_program::step_choices compiled_program::choose_steps(const problem& p) {
   const std::size_t steps = p.tree.steps.size();
-  const std::size_t elem = size_of(p.type);
   step_choices c;
-  std::vector<std::vector<std::int64_t>> strides = input_strides(p);
-  c.lowered.resize(steps);
-  for (std::size_t k = 0; k < steps; ++k) c.lowered[k] = lower_tree_step(*eng_, p, k, strides);
-  fusion_ = checked_fusion(fusion_of(*eng_, p), steps, c.lowered);
-  c.kind.assign(steps, kernel_kind::library);
-  c.tiled.resize(steps);
-  const kernel_choice tiled = eng_->opts().tiled_kernel;
-  tiled_choice_automatic_ = tiled == kernel_choice::automatic;
+  c.plan = plan_steps(p, eng_->opts());
+  fusion_ = c.plan.fusion;
+  tiled_choice_automatic_ = eng_->opts().tiled_kernel == kernel_choice::automatic;
   plans_.assign(steps, nullptr);
   for (int kk : fusion_.library_steps) {
     const auto k = static_cast<std::size_t>(kk);
-    if (tiled != kernel_choice::never && describe_tiled_for(*eng_, c.lowered[k], elem, nullptr, nullptr, nullptr, c.tiled[k]))
-      c.kind[k] = kernel_kind::tiled;
-    if (c.kind[k] == kernel_kind::tiled && tiled == kernel_choice::always) continue;  // no plan needed
-    plans_[k] = eng_->plan(c.lowered[k], p.type);
+    if (c.plan.kernel[k] == step_kernel::tiled && !tiled_choice_automatic_) continue;  // `always`: no plan needed
+    plans_[k] = eng_->plan(c.plan.lowered[k], p.type);
     workspace_bytes_ = std::max<std::size_t>(workspace_bytes_, plans_[k]->workspace_bytes());
   }
   return c;
@@ -73,7 +65,7 @@ compiled_program::step_choices compiled_program::choose_steps(const problem& p) 
 //    live at its step only (it takes arena bytes free at that step instead of a block of its own);
 //    absorbed intermediates live in a separate scratch laid out subtree by subtree. Inputs have
 //    their own block so that the program can be replayed on new data.
-compiled_program::layout compiled_program::plan_buffers(const problem& p, const step_choices&) {
+compiled_program::layout compiled_program::plan_buffers(const problem& p, const step_choices& choices) {
   const network& net = p.net;
   const std::size_t n = net.inputs.size();
   const std::size_t steps = p.tree.steps.size();
@@ -81,7 +73,7 @@ compiled_program::layout compiled_program::plan_buffers(const problem& p, const 
   layout l;
   const bool fused = fusion_.subtrees() > 0;
   std::vector<int> position(steps, -1);
-  const std::vector<int> consumer = step_consumers(net, p.tree);
+  const std::vector<int>& consumer = choices.plan.consumer;
   int next_position = fused ? 1 : 0;
   for (int k : fusion_.library_steps) position[static_cast<std::size_t>(k)] = next_position++;
   for (int k : fusion_.absorbed) position[static_cast<std::size_t>(k)] = 0;
@@ -133,7 +125,7 @@ compiled_program::layout compiled_program::plan_buffers(const problem& p, const 
     inputs_total_ += aligned(input_bytes_[i]);
   }
   result_bytes_ = static_cast<std::size_t>(element_count(net.shape_of(net.output))) * elem;
-  if (steps == 0) mplan_.arena_bytes = std::max<std::size_t>(mplan_.arena_bytes, result_bytes_);
+  if (choices.plan.kernel.front() == step_kernel::copy) mplan_.arena_bytes = std::max<std::size_t>(mplan_.arena_bytes, result_bytes_);
   return l;
 }
 
@@ -175,7 +167,7 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
     if (l.request_of_step[k] >= 0) return ab + mplan_.offsets.at(static_cast<std::size_t>(l.request_of_step[k]));
     return sb + l.scratch_offset[k];
   };
-  if (steps == 0) {
+  if (c.plan.kernel.front() == step_kernel::copy) {
     result_ = arena_.get();
     op copy;
     copy.a = inputs_[0];
@@ -191,7 +183,7 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
     for (std::size_t i = 0; i < fusion_.absorbed.size(); ++i) {
       const auto k = static_cast<std::size_t>(fusion_.absorbed[i]);
       const step& s = p.tree.steps[k];
-      if (!describe_small_step(c.lowered[k], ptr_of(s.lhs), s.rhs >= 0 ? ptr_of(s.rhs) : nullptr, ptr_of(static_cast<int>(n + k)), records[i]))
+      if (!describe_small_step(c.plan.lowered[k], ptr_of(s.lhs), s.rhs >= 0 ? ptr_of(s.rhs) : nullptr, ptr_of(static_cast<int>(n + k)), records[i]))
         throw internal_error("compiled_program: an absorbed step no longer fits a record");
     }
     const std::size_t rec_bytes = records.size() * sizeof(small_step_record);
@@ -219,12 +211,12 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
     o.a = ptr_of(s.lhs);
     o.b = s.rhs >= 0 ? ptr_of(s.rhs) : nullptr;
     o.d = ptr_of(static_cast<int>(n + k));
-    if (c.kind[k] == kernel_kind::tiled) {
-      o.tiled_rec = c.tiled[k];
+    if (c.plan.kernel[k] == step_kernel::tiled) {
+      o.tiled_rec = c.plan.tiled[k];
       bind_tiled(o.tiled_rec, o.a, o.b, o.d);
       o.tiled = true;
       if (tiled_choice_automatic_) {  // the other plans, timed too
-        o.tiled_alts = tiled_alternatives(c.lowered[k], elem, tiled_limits_of(*eng_), o.tiled_rec);
+        o.tiled_alts = tiled_alternatives(c.plan.lowered[k], elem, tiled_limits_of(eng_->opts()), o.tiled_rec);
         for (tiled_record& alt : o.tiled_alts) bind_tiled(alt, o.a, o.b, o.d);
       } else {
         ++tiled_chosen_;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/fusion.hpp"
+#include "core/step_plan.hpp"
 #include "core/tiled.hpp"
 #include "cuda/engine.hpp"
 #include "tnrt/memory_plan.hpp"
@@ -109,11 +110,8 @@ class compiled_program {
     int fused_subtrees = 0;
   };
   // The constructor's phases.
-  enum class kernel_kind : char { library, tiled };
   struct step_choices {
-    std::vector<lowered_step> lowered;
-    std::vector<kernel_kind> kind;
-    std::vector<tiled_record> tiled;  // planned unbound, bound to the arena in build_ops
+    step_plan plan;  // core's: tiled records planned unbound, bound to the arena in build_ops
   };
   struct layout {
     std::vector<int> request_of_step, workspace_request;

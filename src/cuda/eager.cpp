@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "core/fusion.hpp"
+#include "core/step_plan.hpp"
 #include "core/tiled.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/tiled.hpp"
@@ -13,98 +14,22 @@
 
 namespace tnrt::cuda {
 
-std::vector<std::vector<std::int64_t>> input_strides(const problem& p, const std::vector<std::vector<std::int64_t>>* given) {
-  std::vector<std::vector<std::int64_t>> strides(p.net.inputs.size() + p.tree.steps.size());
-  for (std::size_t i = 0; i < p.net.inputs.size(); ++i)
-    strides[i] = given != nullptr ? (*given)[i] : row_major_strides(p.net.shape_of(p.net.inputs[i]));
-  return strides;
-}
-
-lowered_step lower_tree_step(const engine& eng, const problem& p, std::size_t k, std::vector<std::vector<std::int64_t>>& strides,
-                             const std::vector<std::int64_t>* final_strides) {
-  const network& net = p.net;
-  const std::size_t n = net.inputs.size();
-  auto labels_of = [&](int id) -> const std::vector<label_t>& {
-    return static_cast<std::size_t>(id) < n ? net.inputs[static_cast<std::size_t>(id)] : p.tree.steps[static_cast<std::size_t>(id) - n].out;
-  };
-  const step& s = p.tree.steps[k];
-  const labelled_layout la{&labels_of(s.lhs), strides[static_cast<std::size_t>(s.lhs)]};
-  labelled_layout lb;
-  if (s.rhs >= 0) lb = labelled_layout{&labels_of(s.rhs), strides[static_cast<std::size_t>(s.rhs)]};
-  const bool last = k + 1 == p.tree.steps.size();
-  if (last && final_strides != nullptr) {
-    strides[n + k] = *final_strides;
-  } else {
-    strides[n + k] = choose_result_strides(s.out, la, s.rhs >= 0 ? &lb : nullptr, net.extents,
-                                           last ? layout_policy::row_major : eng.opts().intermediate_layout);
-  }
-  const labelled_layout ld{&s.out, strides[n + k]};
-  return lower_step(la, s.rhs >= 0 ? &lb : nullptr, ld, net.extents);
-}
-
-fusion_plan fusion_of(const engine& eng, const problem& p) {
-  if (!eng.opts().fuse_small_steps) return no_fusion(p.tree.steps.size());
-  return plan_fusion(p, fusion_limits{eng.opts().fuse_max_elements, 2});
-}
-
-fusion_plan checked_fusion(const fusion_plan& planned, std::size_t steps, const std::vector<lowered_step>& lowered) {
-  small_step_record probe;
-  for (int k : planned.absorbed)
-    if (!describe_small_step(lowered[static_cast<std::size_t>(k)], nullptr, nullptr, nullptr, probe)) return no_fusion(steps);
-  return planned.subtrees() > 0 ? planned : no_fusion(steps);
-}
-
-tiled_limits tiled_limits_of(const engine& eng) {
-  tiled_limits l;
-  l.min_d_elements = eng.opts().tiled_min_elements;
-  return l;
-}
-
-bool describe_tiled_for(const engine& eng, const lowered_step& s, std::size_t element_bytes, const void* a, const void* b, void* d,
-                        tiled_record& out) {
-  tiled_limits l = tiled_limits_of(eng);
-  if (!describe_tiled(s, element_bytes, a, b, d, out, l)) return false;
-  // Many contracted combinations: vector loads of a result's values beat the 16-byte copies
-  // (measured on the reference network's steps, docs/results.md), unless a vector layout of the
-  // results applies.
-  if (out.k_count >= 8 && out.vec_kind == tiled_scalar) {
-    l.contracted_first = true;
-    tiled_record alt;
-    if (describe_tiled(s, element_bytes, a, b, d, alt, l)) out = alt;
-    return true;
-  }
-  // Scalar results where staging D's leading modes first gives runs sharing coefficients: those
-  // won (reference step 387: 0.65 ms against 0.77 ms with the scalar layout, compiled timing).
-  if (out.vec_kind == tiled_scalar) {
-    l.d_first = true;
-    tiled_record alt;
-    if (describe_tiled(s, element_bytes, a, b, d, alt, l) && alt.vec_kind == tiled_run_coefs) out = alt;
-  }
-  return true;
-}
-
 namespace {
 device_operand contract_eager_impl(engine& eng, const problem& p, const eager_call& call, std::vector<device_operand>& ops);
 
-// What eager works out from the problem's structure alone (every layout and lowered step, the
-// fusion plan, each step's consumer). Users contract the same network many times: the last few are
-// kept per thread, found by a hash of their full structural key and reused only when that whole key
-// is equal (a hash collision must never run another problem's strides), so a repeated call skips
-// straight to allocating and launching (the host work was measured on the critical path: the GPU
-// waited for it).
+// Eager's step plan (core/step_plan.hpp: every layout and lowered step, the fusion plan, each
+// step's consumer and kernel, the tiled steps' records). Users contract the same network many
+// times: the last few plans are kept per thread, found by a hash of their full structural key and
+// reused only when that whole key is equal (a hash collision must never run another problem's
+// strides), so a repeated call skips straight to allocating and launching (the host work was
+// measured on the critical path: the GPU waited for it).
 struct eager_analysis {
   std::uint64_t hash = 0;
   std::vector<std::int64_t> key;
-  std::vector<std::vector<std::int64_t>> strides;
-  std::vector<lowered_step> lowered;
-  fusion_plan fusion;
-  std::vector<int> consumer;
-  // Per step: planned for the tiled kernel (pointers bound per call), when it takes the step.
-  std::vector<tiled_record> tiled;
-  std::vector<char> is_tiled;
+  step_plan plan;
 };
 
-// Everything the analysis depends on, flattened: the options that shape it, the type, extents,
+// Everything the plan depends on, flattened: the options that shape it, the type, extents,
 // input labels, the tree and the input and output strides. Sizes precede each list, so two
 // different structures never flatten alike.
 void analysis_key(const engine& eng, const problem& p, const eager_call& call, std::vector<std::int64_t>& k) {
@@ -147,7 +72,7 @@ std::uint64_t hash_of(const std::vector<std::int64_t>& key) noexcept {
 
 constexpr std::size_t analyses_kept = 8;
 
-const eager_analysis& analysis_of(engine& eng, const problem& p, const eager_call& call) {
+const step_plan& analysis_of(engine& eng, const problem& p, const eager_call& call) {
   thread_local std::vector<std::unique_ptr<eager_analysis>> memo;  // most recently used first
   thread_local std::vector<std::int64_t> key;
   analysis_key(eng, p, call, key);
@@ -156,28 +81,16 @@ const eager_analysis& analysis_of(engine& eng, const problem& p, const eager_cal
     if (memo[i]->hash != h || memo[i]->key != key) continue;
     if (i > 0) std::rotate(memo.begin(), memo.begin() + static_cast<std::ptrdiff_t>(i), memo.begin() + static_cast<std::ptrdiff_t>(i) + 1);
     eng.count_analysis(true);
-    return *memo.front();
+    return memo.front()->plan;
   }
   eng.count_analysis(false);
   auto a = std::make_unique<eager_analysis>();
-  const std::size_t steps = p.tree.steps.size();
-  a->strides = input_strides(p, call.input_strides);
-  a->lowered.resize(steps);
-  for (std::size_t k = 0; k < steps; ++k) a->lowered[k] = lower_tree_step(eng, p, k, a->strides, call.output_strides);
-  a->fusion = checked_fusion(fusion_of(eng, p), steps, a->lowered);
-  a->consumer = step_consumers(p.net, p.tree);
-  a->tiled.resize(steps);
-  a->is_tiled.assign(steps, 0);
-  if (eng.opts().tiled_kernel != kernel_choice::never)
-    for (int k : a->fusion.library_steps) {
-      const auto kk = static_cast<std::size_t>(k);
-      a->is_tiled[kk] = describe_tiled_for(eng, a->lowered[kk], size_of(p.type), nullptr, nullptr, nullptr, a->tiled[kk]) ? 1 : 0;
-    }
+  a->plan = plan_steps(p, eng.opts(), call.input_strides, call.output_strides);
   a->hash = h;
   a->key = key;
   if (memo.size() == analyses_kept) memo.pop_back();
   memo.insert(memo.begin(), std::move(a));
-  return *memo.front();
+  return memo.front()->plan;
 }
 }  // namespace
 
@@ -218,28 +131,27 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
     return call.output != nullptr ? device_operand{call.output, false} : device_operand{pool.allocate(bytes, stream), true};
   };
 
-  if (p.tree.steps.empty()) {  // the single input already is the result: hand back a copy
+  const step_plan& plan = analysis_of(eng, p, call);
+  if (plan.kernel.front() == step_kernel::copy) {  // the single input already is the result: hand back a copy
     const std::vector<std::int64_t> shape = net.shape_of(net.inputs[0]);
     const std::size_t bytes = static_cast<std::size_t>(element_count(shape)) * elem;
     device_operand r = result_buffer(bytes);
     ops[0] = r;  // owned from here on, so a failed copy gives it back
-    const std::vector<std::int64_t> dense = row_major_strides(shape);
-    launch_strided_copy(strided_copy_of(shape, call.input_strides != nullptr ? (*call.input_strides)[0] : dense, inputs[0],
-                                        call.output_strides != nullptr ? *call.output_strides : dense, r.ptr, elem),
+    launch_strided_copy(strided_copy_of(shape, plan.strides[0], inputs[0], call.output_strides != nullptr ? *call.output_strides : row_major_strides(shape),
+                                        r.ptr, elem),
                         cuda_stream);
     ops[0] = {};
     return r;
   }
 
   const std::size_t steps = p.tree.steps.size();
-  const eager_analysis& an = analysis_of(eng, p, call);
-  const std::vector<lowered_step>& lowered = an.lowered;
-  const fusion_plan& fusion = an.fusion;
+  const std::vector<lowered_step>& lowered = plan.lowered;
+  const fusion_plan& fusion = plan.fusion;
   auto bytes_of = [&](std::size_t k) { return static_cast<std::size_t>(element_count(net.shape_of(p.tree.steps[k].out))) * elem; };
 
   // Small subtrees: all of them first, in launches that carry their records as parameters.
   if (fusion.subtrees() > 0) {
-    const std::vector<int>& consumer = an.consumer;
+    const std::vector<int>& consumer = plan.consumer;
     // Absorbed intermediates share one scratch block (no reuse inside: a few KiB each); roots get
     // pool buffers of their own, consumed later by library steps.
     std::vector<std::size_t> offset(steps, 0);
@@ -275,21 +187,29 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
     if (scratch != nullptr) pool.deallocate(scratch, stream);
   }
 
+  // The library steps and the tiled kernel's, in tree order: the one switch over the plan's kinds
+  // (eager has no time to measure, so it runs every tiled candidate with the tiled kernel).
   for (std::size_t k = 0; k < steps; ++k) {
-    if (fusion.is_absorbed[k] != 0) continue;
+    const step_kernel kind = plan.kernel[k];
+    if (kind == step_kernel::fused) continue;  // ran above
     const step& s = p.tree.steps[k];
     device_operand& a = ops[static_cast<std::size_t>(s.lhs)];
     device_operand* b = s.rhs >= 0 ? &ops[static_cast<std::size_t>(s.rhs)] : nullptr;
     device_operand& d = ops[n + k];
-    const lowered_step& low = lowered[k];
     d = k + 1 == steps ? result_buffer(bytes_of(k)) : device_operand{pool.allocate(bytes_of(k), stream), true};
-    // Eager has no time to measure: `automatic` takes the tiled kernel wherever it applies.
-    if (an.is_tiled[k] != 0) {
-      tiled_record tiled = an.tiled[k];
-      bind_tiled(tiled, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr);
-      launch_tiled(p.type, tiled, cuda_stream);
-    } else {
-      eng.execute(low, p.type, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, cuda_stream);
+    switch (kind) {
+      case step_kernel::tiled: {
+        tiled_record tiled = plan.tiled[k];
+        bind_tiled(tiled, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr);
+        launch_tiled(p.type, tiled, cuda_stream);
+        break;
+      }
+      case step_kernel::library:
+        eng.execute(lowered[k], p.type, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, cuda_stream);
+        break;
+      case step_kernel::fused:
+      case step_kernel::copy:
+        throw internal_error("contract_eager: step " + std::to_string(k) + " planned as " + name_of(kind));
     }
     // Stream-ordered frees: the pool hands these blocks only to later work on this stream.
     if (a.owned) pool.deallocate(a.ptr, stream);

@@ -5,8 +5,6 @@
 #include <span>
 #include <vector>
 
-#include "core/fusion.hpp"
-#include "core/tiled.hpp"
 #include "cuda/engine.hpp"
 #include "tnrt/network.hpp"
 
@@ -34,26 +32,7 @@ device_operand contract_eager(engine& eng, const problem& p, const eager_call& c
 /// Row-major inputs, a pool result, on the engine's own stream.
 device_operand contract_eager(engine& eng, const problem& p, std::span<void* const> inputs);
 
-// What eager and compiled execution share: layouts, lowering, the fusion plan, the kernel limits.
-
-/// Strides of every operand id, sized inputs + steps: the inputs row-major (or `given`), the steps'
-/// still empty.
-std::vector<std::vector<std::int64_t>> input_strides(const problem& p, const std::vector<std::vector<std::int64_t>>* given = nullptr);
-/// Lowers step k once its operands' strides are known, and records its result's strides (the
-/// engine's layout policy; the last step row-major, or `final_strides` when given).
-lowered_step lower_tree_step(const engine& eng, const problem& p, std::size_t k, std::vector<std::vector<std::int64_t>>& strides,
-                             const std::vector<std::int64_t>* final_strides = nullptr);
-/// The fusion plan under the engine's options; every step to the library when fusion is off, or
-/// when some absorbed step does not fit a record. `lowered` must hold the absorbed steps' forms
-/// (lower them first: plan_fusion(p) tells which).
-fusion_plan checked_fusion(const fusion_plan& planned, std::size_t steps, const std::vector<lowered_step>& lowered);
-fusion_plan fusion_of(const engine& eng, const problem& p);
-/// The tiled kernel's limits under the engine's options.
-tiled_limits tiled_limits_of(const engine& eng);
-/// describe_tiled under the engine's limits, with the plan eager takes without timing: results in
-/// runs where they apply, else contracted modes first when a result sums over many combinations,
-/// else D's leading modes first when that gives runs sharing coefficients.
-bool describe_tiled_for(const engine& eng, const lowered_step& s, std::size_t element_bytes, const void* a, const void* b, void* d,
-                        tiled_record& out);
+// The step plan (which kernel each step gets, the layouts, the lowered steps) is core's:
+// src/core/step_plan.hpp. Eager keeps the last few per thread and carries them out.
 
 }  // namespace tnrt::cuda

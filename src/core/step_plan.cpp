@@ -1,0 +1,115 @@
+#include "core/step_plan.hpp"
+
+#include <algorithm>
+
+#include "tnrt/tensor.hpp"
+
+namespace tnrt {
+
+const char* name_of(step_kernel k) noexcept {
+  switch (k) {
+    case step_kernel::fused: return "fused";
+    case step_kernel::tiled: return "tiled";
+    case step_kernel::library: return "library";
+    case step_kernel::copy: return "copy";
+  }
+  return "?";
+}
+
+std::size_t step_plan::count(step_kernel k) const noexcept { return static_cast<std::size_t>(std::count(kernel.begin(), kernel.end(), k)); }
+
+std::vector<std::vector<std::int64_t>> input_strides(const problem& p, const std::vector<std::vector<std::int64_t>>* given) {
+  std::vector<std::vector<std::int64_t>> strides(p.net.inputs.size() + p.tree.steps.size());
+  for (std::size_t i = 0; i < p.net.inputs.size(); ++i)
+    strides[i] = given != nullptr ? (*given)[i] : row_major_strides(p.net.shape_of(p.net.inputs[i]));
+  return strides;
+}
+
+lowered_step lower_tree_step(const options& opt, const problem& p, std::size_t k, std::vector<std::vector<std::int64_t>>& strides,
+                             const std::vector<std::int64_t>* final_strides) {
+  const network& net = p.net;
+  const std::size_t n = net.inputs.size();
+  auto labels_of = [&](int id) -> const std::vector<label_t>& {
+    return static_cast<std::size_t>(id) < n ? net.inputs[static_cast<std::size_t>(id)] : p.tree.steps[static_cast<std::size_t>(id) - n].out;
+  };
+  const step& s = p.tree.steps[k];
+  const labelled_layout la{&labels_of(s.lhs), strides[static_cast<std::size_t>(s.lhs)]};
+  labelled_layout lb;
+  if (s.rhs >= 0) lb = labelled_layout{&labels_of(s.rhs), strides[static_cast<std::size_t>(s.rhs)]};
+  const bool last = k + 1 == p.tree.steps.size();
+  if (last && final_strides != nullptr) {
+    strides[n + k] = *final_strides;
+  } else {
+    strides[n + k] = choose_result_strides(s.out, la, s.rhs >= 0 ? &lb : nullptr, net.extents, last ? layout_policy::row_major : opt.intermediate_layout);
+  }
+  const labelled_layout ld{&s.out, strides[n + k]};
+  return lower_step(la, s.rhs >= 0 ? &lb : nullptr, ld, net.extents);
+}
+
+fusion_plan fusion_of(const options& opt, const problem& p) {
+  if (!opt.fuse_small_steps) return no_fusion(p.tree.steps.size());
+  return plan_fusion(p, fusion_limits{opt.fuse_max_elements, 2});
+}
+
+fusion_plan checked_fusion(const fusion_plan& planned, std::size_t steps, const std::vector<lowered_step>& lowered) {
+  small_step_record probe;
+  for (int k : planned.absorbed)
+    if (!describe_small_step(lowered[static_cast<std::size_t>(k)], nullptr, nullptr, nullptr, probe)) return no_fusion(steps);
+  return planned.subtrees() > 0 ? planned : no_fusion(steps);
+}
+
+tiled_limits tiled_limits_of(const options& opt) {
+  tiled_limits l;
+  l.min_d_elements = opt.tiled_min_elements;
+  return l;
+}
+
+bool describe_tiled_for(const options& opt, const lowered_step& s, std::size_t element_bytes, const void* a, const void* b, void* d,
+                        tiled_record& out) {
+  tiled_limits l = tiled_limits_of(opt);
+  if (!describe_tiled(s, element_bytes, a, b, d, out, l)) return false;
+  // Many contracted combinations: vector loads of a result's values beat the 16-byte copies
+  // (measured on the reference network's steps, docs/results.md), unless a vector layout of the
+  // results applies.
+  if (out.k_count >= 8 && out.vec_kind == tiled_scalar) {
+    l.contracted_first = true;
+    tiled_record alt;
+    if (describe_tiled(s, element_bytes, a, b, d, alt, l)) out = alt;
+    return true;
+  }
+  // Scalar results where staging D's leading modes first gives runs sharing coefficients: those
+  // won (reference step 387: 0.65 ms against 0.77 ms with the scalar layout, compiled timing).
+  if (out.vec_kind == tiled_scalar) {
+    l.d_first = true;
+    tiled_record alt;
+    if (describe_tiled(s, element_bytes, a, b, d, alt, l) && alt.vec_kind == tiled_run_coefs) out = alt;
+  }
+  return true;
+}
+
+step_plan plan_steps(const problem& p, const options& opt, const std::vector<std::vector<std::int64_t>>* input_strides_given,
+                     const std::vector<std::int64_t>* final_strides) {
+  const std::size_t steps = p.tree.steps.size();
+  step_plan plan;
+  plan.strides = input_strides(p, input_strides_given);
+  if (steps == 0) {
+    plan.fusion = no_fusion(0);
+    plan.kernel.assign(1, step_kernel::copy);
+    return plan;
+  }
+  plan.lowered.resize(steps);
+  for (std::size_t k = 0; k < steps; ++k) plan.lowered[k] = lower_tree_step(opt, p, k, plan.strides, final_strides);
+  plan.fusion = checked_fusion(fusion_of(opt, p), steps, plan.lowered);
+  plan.consumer = step_consumers(p.net, p.tree);
+  plan.kernel.assign(steps, step_kernel::library);
+  plan.tiled.resize(steps);
+  for (int k : plan.fusion.absorbed) plan.kernel[static_cast<std::size_t>(k)] = step_kernel::fused;
+  if (opt.tiled_kernel != kernel_choice::never)
+    for (int kk : plan.fusion.library_steps) {
+      const auto k = static_cast<std::size_t>(kk);
+      if (describe_tiled_for(opt, plan.lowered[k], size_of(p.type), nullptr, nullptr, nullptr, plan.tiled[k])) plan.kernel[k] = step_kernel::tiled;
+    }
+  return plan;
+}
+
+}  // namespace tnrt
