@@ -8,16 +8,20 @@
 //   tnrt::program prog = ctx.compile(p);                // plans pinned, memory planned, graph captured
 //   for (...) prog.run(inputs, output, stream);         // new pointers and values every call
 //
-// Streams. Work is enqueued on the caller's stream and nothing here waits for the GPU: no host
-// synchronization, no device allocation outside the context's caching pool. Memory the context
-// hands out (intermediates, workspaces) is reused on another stream only after that stream waited,
-// GPU-side, on an event recorded after the last use: never sooner.
+// Streams. Every call is in the caller's stream's order and nothing here waits for the GPU: no host
+// synchronization, no device allocation outside the context's caching pool. The work itself runs
+// on the context's own stream, bridged by two events: it starts after everything already enqueued
+// on the caller's stream, and the caller's stream waits for it before anything enqueued there
+// later. So the pool, the workspace and a program's buffers only ever see the context's stream
+// (memory is reused only after the work that used it, never sooner), no caller's stream is kept
+// past a call (a caller may destroy its stream at any time), and calls on different streams run
+// one after another on the GPU. Capturing a caller's stream into a CUDA graph around these calls
+// is not supported (use compile() instead: a program is a graph already).
 //
 // Threads. A context may be called from any number of threads on any streams: calls are serialized
-// on the host by the context's lock (each call only enqueues, so it holds the lock for microseconds),
-// and their device work overlaps across streams. A program may be run from several threads too;
-// a run on another stream than the program's previous run first makes its stream wait on that run
-// (GPU-side), because runs share the program's arena.
+// on the host by the context's lock (each call only enqueues, so it holds the lock briefly). A
+// program may be run from several threads and streams too: its runs share its arena, and the
+// context's own stream orders them.
 //
 // Errors: typed exceptions of tnrt/errors.hpp, each with one line: shape_error / dtype_error for
 // views that do not match the problem, not_supported for what tnrt cannot do (negative strides,
@@ -81,9 +85,10 @@ struct device_block;
 }  // namespace detail
 
 /// A result allocated from the context's pool and handed to the caller: row-major, on the
-/// context's device. Freed, stream-ordered, on the stream that produced it when the last copy of
-/// this handle goes (use it on another stream only after that stream waited for the producer).
-/// Keeps its context's memory alive.
+/// context's device. Back to the pool when the last copy of this handle goes; the context's next
+/// call on a stream orders itself after what that stream has enqueued so far, so work reading the
+/// result on the producing stream is safe; work on another stream must be complete (or ordered
+/// before the next call's stream) before the handle goes. Keeps its context's memory alive.
 class device_tensor {
  public:
   device_tensor() = default;

@@ -393,6 +393,7 @@ device_tensor context::contract(const problem& p, std::span<const tensor_view> i
     block->ptr = block->host.data();
   } else {
     block->ptr = s.gpu->contract(p, inputs, nullptr, stream);
+    block->stream = s.gpu->own_stream();  // the pool block belongs to the context's own stream
     block->owner = state_;
   }
   out.block_ = std::move(block);

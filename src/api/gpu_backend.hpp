@@ -33,8 +33,9 @@ class gpu_program {
 class gpu_backend {
  public:
   virtual ~gpu_backend() = default;
-  /// Eager. `output` null: the result goes into a pool block returned (row-major, owned by the
-  /// caller: give it back with deallocate on `stream`); else into `output`, and null is returned.
+  /// Eager, in `stream`'s order. `output` null: the result goes into a pool block returned
+  /// (row-major, owned by the caller: give it back with deallocate on own_stream()); else into
+  /// `output`, and null is returned.
   virtual void* contract(const problem& p, std::span<const tensor_view> inputs, const tensor_view* output, stream_handle stream) = 0;
   virtual std::unique_ptr<gpu_program> compile(const problem& p) = 0;
   virtual void* allocate(std::size_t bytes, stream_handle stream) = 0;

@@ -1,6 +1,16 @@
 // The CUDA wing behind the library API: the engine (pool, retirement queue, workspace, plan
-// cache), eager execution on the caller's stream, and compiled programs whose runs copy the
-// caller's inputs in with one gather launch and the result out after the graph.
+// cache), eager execution, and compiled programs whose runs copy the caller's inputs in with one
+// gather launch and the result out after the graph.
+//
+// Streams. Each call's work runs on the context's own stream, bridged to the caller's by two
+// events: the own stream first waits for everything already enqueued on the caller's stream, and
+// the caller's stream then waits for the call's work. To the caller the work is in its stream's
+// order; to the device layer (pool, workspace, retirement queue, program buffers) there is only
+// the own stream, whose order it already keeps. No caller's stream handle is kept past the call,
+// so a caller may destroy its stream at any time (a pool block tagged with a destroyed stream
+// would be queried or waited on later: undefined behaviour in the driver, seen as a crash at
+// teardown). The cost: two event records and two waits per call, and calls on different streams
+// run one after another on the GPU.
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -39,16 +49,69 @@ std::vector<std::int64_t> strides_of(const tensor_view& v) {
 
 std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
+// The two events of the bridge between a caller's stream and the context's own (see above).
+class stream_bridge {
+ public:
+  explicit stream_bridge(cudaStream_t own) : own_(own) {
+    TNRT_CUDA(cudaEventCreateWithFlags(&arrive_, cudaEventDisableTiming));
+    const cudaError_t e = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming);
+    if (e != cudaSuccess) {
+      (void)cudaEventDestroy(arrive_);
+      TNRT_CUDA(e);
+    }
+  }
+  ~stream_bridge() {
+    (void)cudaEventDestroy(arrive_);
+    (void)cudaEventDestroy(done_);
+  }
+  stream_bridge(const stream_bridge&) = delete;
+  stream_bridge& operator=(const stream_bridge&) = delete;
+
+  [[nodiscard]] cudaStream_t own() const noexcept { return own_; }
+  [[nodiscard]] std::uint64_t bridged() const noexcept { return bridged_; }
+
+  /// One call on `caller`: the own stream waits for the caller's work so far at construction, the
+  /// caller's stream waits for the own stream's at destruction (also when the call throws).
+  class call {
+   public:
+    call(stream_bridge& b, cudaStream_t caller) : b_(b), caller_(caller) {
+      if (caller_ == b_.own_) return;
+      TNRT_CUDA(cudaEventRecord(b_.arrive_, caller_));
+      TNRT_CUDA(cudaStreamWaitEvent(b_.own_, b_.arrive_, 0));
+      ++b_.bridged_;
+    }
+    ~call() {
+      if (caller_ == b_.own_) return;
+      if (cudaEventRecord(b_.done_, b_.own_) != cudaSuccess || cudaStreamWaitEvent(caller_, b_.done_, 0) != cudaSuccess) {
+        // The caller's stream cannot be ordered after the work: wait on the host instead (never a race).
+        (void)cudaGetLastError();
+        (void)cudaStreamSynchronize(b_.own_);
+      }
+    }
+    call(const call&) = delete;
+    call& operator=(const call&) = delete;
+
+   private:
+    stream_bridge& b_;
+    cudaStream_t caller_;
+  };
+
+ private:
+  cudaStream_t own_;
+  cudaEvent_t arrive_ = nullptr, done_ = nullptr;
+  std::uint64_t bridged_ = 0;
+};
+
 class cuda_program final : public gpu_program {
  public:
-  cuda_program(engine& eng, const problem& p, std::uint64_t& cross_stream_waits)
-      : prog_(eng, p), out_shape_(p.net.shape_of(p.net.output)), cross_stream_waits_(&cross_stream_waits) {
+  cuda_program(engine& eng, const problem& p, stream_bridge& bridge)
+      : prog_(eng, p), out_shape_(p.net.shape_of(p.net.output)), bridge_(&bridge) {
     gather_.reserve(p.net.inputs.size());
   }
 
   void run(std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream) override {
-    cudaStream_t st = stream_of(stream);
-    if (prog_.order_on(st)) ++*cross_stream_waits_;
+    const stream_bridge::call bridged(*bridge_, stream_of(stream));
+    cudaStream_t st = bridge_->own();
     const std::size_t elem = size_of(prog_.type());
     // Inputs into the program's own buffers: dense ones batched into one gather launch, strided
     // ones (rare) one strided copy each.
@@ -97,12 +160,12 @@ class cuda_program final : public gpu_program {
   compiled_program prog_;
   std::vector<std::int64_t> out_shape_;
   std::vector<cuda::gather_entry> gather_;  // reused: no allocation per run
-  std::uint64_t* cross_stream_waits_;       // the backend's counter (it outlives its programs)
+  stream_bridge* bridge_;                   // the backend's (it outlives its programs)
 };
 
 class cuda_backend final : public gpu_backend {
  public:
-  explicit cuda_backend(const options& opt) : eng_(opt), device_(opt.device) {}
+  explicit cuda_backend(const options& opt) : eng_(opt), device_(opt.device), bridge_(eng_.stream()) {}
 
   void* contract(const problem& p, std::span<const tensor_view> inputs, const tensor_view* output, stream_handle stream) override {
     // Dense row-major inputs and output (the common case) take the analysis without stride lists.
@@ -110,9 +173,10 @@ class cuda_backend final : public gpu_backend {
     for (const tensor_view& v : inputs) dense = dense && row_major(v);
     ptrs_.assign(inputs.size(), nullptr);
     for (std::size_t i = 0; i < inputs.size(); ++i) ptrs_[i] = inputs[i].data;
+    const stream_bridge::call bridged(bridge_, stream_of(stream));
     cuda::eager_call call;
     call.inputs = ptrs_;
-    call.stream = stream_of(stream);
+    call.stream = bridge_.own();
     std::vector<std::vector<std::int64_t>> in_strides;
     if (!dense) {
       in_strides.reserve(inputs.size());
@@ -132,7 +196,7 @@ class cuda_backend final : public gpu_backend {
   }
 
   std::unique_ptr<gpu_program> compile(const problem& p) override {
-    return std::make_unique<cuda_program>(eng_, p, cross_stream_waits_);
+    return std::make_unique<cuda_program>(eng_, p, bridge_);
   }
 
   void* allocate(std::size_t bytes, stream_handle stream) override { return eng_.pool().allocate(bytes, stream); }
@@ -153,7 +217,7 @@ class cuda_backend final : public gpu_backend {
   [[nodiscard]] stream_handle own_stream() const override { return eng_.stream(); }
   [[nodiscard]] counters stats() const override {
     counters c = eng_.stats();
-    c.api.cross_stream_waits = cross_stream_waits_;
+    c.api.cross_stream_waits = bridge_.bridged();
     return c;
   }
   void synchronize() override { eng_.synchronize(); }
@@ -178,8 +242,8 @@ class cuda_backend final : public gpu_backend {
  private:
   mutable engine eng_;
   int device_;
+  stream_bridge bridge_;
   std::vector<void*> ptrs_;
-  std::uint64_t cross_stream_waits_ = 0;
 };
 
 }  // namespace
