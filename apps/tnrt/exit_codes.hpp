@@ -7,16 +7,16 @@ namespace tnrt::cli {
 
 enum class exit_code : int {
   ok = 0,
-  usage = 2,            // bad command line
-  parse = 3,            // malformed JSON, expression or path syntax
-  shape = 4,            // rank differs from label count, one label with two extents, ...
-  path = 5,             // path index out of range, path not ending in one operand, leaf used twice/never
-  dtype = 6,            // unknown or unsupported element type
-  io = 7,               // unreadable/unwritable file, bad or mismatched .npy
-  out_of_memory = 8,    // host or device memory exhausted, or the network does not fit
-  device = 9,           // no GPU, no cuTENSOR, CUDA or cuTENSOR failure
-  not_supported = 10,   // a valid request this build or backend cannot do
-  verification = 11,    // --verify found a result outside its tolerance
+  usage = 2,           // bad command line
+  parse = 3,           // malformed JSON, expression or path syntax
+  shape = 4,           // rank differs from label count, one label with two extents, ...
+  path = 5,            // path index out of range, path not ending in one operand, leaf used twice/never
+  dtype = 6,           // unknown or unsupported element type
+  io = 7,              // unreadable/unwritable file, bad or mismatched .npy
+  out_of_memory = 8,   // host or device memory exhausted, or the network does not fit
+  device = 9,          // no GPU, no cuTENSOR, CUDA or cuTENSOR failure
+  not_supported = 10,  // a valid request this build or backend cannot do
+  verification = 11,   // --verify found a result outside its tolerance
   internal = 70,
 };
 

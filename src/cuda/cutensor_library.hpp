@@ -18,7 +18,8 @@ class plan_entry final : public device::library_plan {
  public:
   /// `o.alignment`: the byte alignment every descriptor promises for A, B and D (a power of two
   /// <= 256 that divides their addresses).
-  plan_entry(const cutensor_api& api, cutensorHandle_t handle, const lowered_step& s, dtype t, const device::plan_options& o);
+  plan_entry(const cutensor_api& api, cutensorHandle_t handle, const lowered_step& s, dtype t,
+             const device::plan_options& o);
   ~plan_entry() override;
 
   [[nodiscard]] lowered_kind kind() const noexcept { return kind_; }

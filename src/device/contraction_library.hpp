@@ -19,9 +19,9 @@ namespace tnrt::device {
 /// What a plan depends on besides the step and the element type; all of it is part of the plan
 /// cache's key.
 struct plan_options {
-  bool jit = false;             // library JIT kernels
-  bool autotune = false;        // library incremental autotuning
-  int algo = -1;                // library algorithm id (-1: its default heuristic)
+  bool jit = false;               // library JIT kernels
+  bool autotune = false;          // library incremental autotuning
+  int algo = -1;                  // library algorithm id (-1: its default heuristic)
   std::uint32_t alignment = 256;  // byte alignment promised for A, B and D (a power of two <= 256)
 };
 

@@ -6,7 +6,8 @@
 
 namespace tnrt::test {
 
-std::shared_ptr<device::library_plan> fake_library::plan(const lowered_step& s, dtype t, const device::plan_options& o) {
+std::shared_ptr<device::library_plan> fake_library::plan(const lowered_step& s, dtype t,
+                                                         const device::plan_options& o) {
   if (fail_next_ > 0) {
     --fail_next_;
     ++counts_->failures;
@@ -23,15 +24,16 @@ std::shared_ptr<device::library_plan> fake_library::plan(const lowered_step& s, 
   return p;
 }
 
-void fake_library::enqueue(const device::library_plan& p, const void*, const void*, void*, void*, std::uint64_t workspace_bytes,
-                           device::stream_handle) {
+void fake_library::enqueue(const device::library_plan& p, const void*, const void*, void*, void*,
+                           std::uint64_t workspace_bytes, device::stream_handle) {
   const auto* fp = dynamic_cast<const fake_plan*>(&p);
   if (fp == nullptr) {
     ADD_FAILURE() << "fake_library::enqueue: a plan this library did not build";
     return;
   }
   if (workspace_bytes < fp->workspace_bytes())
-    ADD_FAILURE() << "fake_library::enqueue: " << workspace_bytes << " workspace bytes for a plan needing " << fp->workspace_bytes();
+    ADD_FAILURE() << "fake_library::enqueue: " << workspace_bytes << " workspace bytes for a plan needing "
+                  << fp->workspace_bytes();
   ++counts_->enqueues;
   last_enqueued_ = fp;
 }

@@ -198,7 +198,8 @@ TEST(PlanCache, APinnedPlanOutlivesEvictionAndDestroy) {
 
 TEST(PlanCache, WorkspaceComesFromTheLibrary) {
   fake_library lib;
-  lib.set_workspace([](const lowered_step& s, dtype t) { return static_cast<std::uint64_t>(s.a.extents[0]) * size_of(t); });
+  lib.set_workspace(
+      [](const lowered_step& s, dtype t) { return static_cast<std::uint64_t>(s.a.extents[0]) * size_of(t); });
   plan_cache cache(lib, 4);
   EXPECT_EQ(cache.plan(reduction(10), dtype::c128, {})->workspace_bytes(), 160U);
   lib.set_workspace(std::uint64_t{1} << 20);
