@@ -1,5 +1,5 @@
 // The `tnrt` command-line tool: dispatches to a subcommand and turns every failure into exactly one
-// line on stderr and the exit code of its error class (tnrt/errors.hpp).
+// line on stderr and the exit code of its error class (exit_codes.hpp).
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli.hpp"
+#include "exit_codes.hpp"
 #include "tnrt/errors.hpp"
 #ifdef TNRT_HAVE_CUDA
 #include "tnrt/cuda/runner.hpp"
@@ -41,7 +42,7 @@ std::string one_line(std::string text) {
   return text;
 }
 
-int fail(const char* kind, const std::string& message, tnrt::exit_code code) {
+int fail(const char* kind, const std::string& message, tnrt::cli::exit_code code) {
   std::fflush(stdout);
   std::fprintf(stderr, "tnrt: %s: %s\n", kind, one_line(message).c_str());
   return static_cast<int>(code);
@@ -83,12 +84,12 @@ int main(int argc, char** argv) {
   try {
     return dispatch(argc, argv);
   } catch (const tnrt::error& e) {
-    return fail(e.kind(), e.what(), e.code());
+    return fail(e.kind(), e.what(), tnrt::cli::exit_code_of(e));
   } catch (const std::bad_alloc&) {
-    return fail("out of memory", "host memory exhausted", tnrt::exit_code::out_of_memory);
+    return fail("out of memory", "host memory exhausted", tnrt::cli::exit_code::out_of_memory);
   } catch (const std::exception& e) {
-    return fail("internal error", e.what(), tnrt::exit_code::internal);
+    return fail("internal error", e.what(), tnrt::cli::exit_code::internal);
   } catch (...) {
-    return fail("internal error", "unknown exception", tnrt::exit_code::internal);
+    return fail("internal error", "unknown exception", tnrt::cli::exit_code::internal);
   }
 }

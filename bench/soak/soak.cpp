@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "exit_codes.hpp"  // apps/tnrt: the tool's exit code of each error class
 #include "tnrt/context.hpp"
 #include "tnrt/cpu.hpp"
 #include "tnrt/dtype.hpp"
@@ -292,9 +293,9 @@ int main(int argc, char** argv) {
     return bad ? 1 : 0;
   } catch (const tnrt::error& e) {
     std::fprintf(stderr, "tnrt_soak: %s: %s\n", e.kind(), e.what());
-    return static_cast<int>(e.code());
+    return static_cast<int>(tnrt::cli::exit_code_of(e));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tnrt_soak: internal error: %s\n", e.what());
-    return 70;
+    return static_cast<int>(tnrt::cli::exit_code::internal);
   }
 }

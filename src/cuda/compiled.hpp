@@ -93,7 +93,7 @@ class compiled_program {
 
  private:
   struct op {
-    std::shared_ptr<plan_entry> plan;  // null and no records: a device-to-device copy of `bytes`
+    std::shared_ptr<device::library_plan> plan;  // null and no records: a device-to-device copy of `bytes`
     const void* a = nullptr;
     const void* b = nullptr;
     void* d = nullptr;
@@ -148,7 +148,7 @@ class compiled_program {
   std::size_t tensor_bound_bytes_ = 0;
   void* result_ = nullptr;
   std::size_t result_bytes_ = 0;
-  std::vector<std::shared_ptr<plan_entry>> plans_;  // by step, while the ops are built
+  std::vector<std::shared_ptr<device::library_plan>> plans_;  // by step, while the ops are built
   bool tiled_choice_automatic_ = false;
   graph_owner graph_;
   graph_exec_owner exec_;

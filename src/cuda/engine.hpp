@@ -1,52 +1,24 @@
 #pragma once
-// The cuTENSOR engine: one CUDA stream, one cuTENSOR handle, the caching pool, the retirement
-// queue, the shared workspace and the structural plan cache. Lowered steps go in; contractions are
+// The cuTENSOR engine: one CUDA stream, the cuTENSOR library (src/cuda/cutensor_library.hpp), the
+// caching pool, the retirement queue, the shared workspace and the structural plan cache
+// (src/device/plan_cache.hpp). Lowered steps go in; contractions are
 // enqueued on the stream; nothing on this path waits for the GPU.
 #include <cuda_runtime_api.h>
 
 #include <memory>
 #include <vector>
 
-#include "core/lru_cache.hpp"
 #include "core/step_lowering.hpp"
 #include "cuda/cuda_runtime.hpp"
 #include "cuda/cutensor_api.hpp"
+#include "cuda/cutensor_library.hpp"
+#include "device/plan_cache.hpp"
 #include "tnrt/options.hpp"
 #include "tnrt/device/caching_pool.hpp"
 #include "tnrt/device/retirement_queue.hpp"
 #include "tnrt/device/shared_workspace.hpp"
 
 namespace tnrt::cuda {
-
-//// One cuTENSOR operation, planned: descriptors, operation, plan and its exact workspace size.
-/// Destroyed plan first, then the operation, then the descriptors.
-class plan_entry {
- public:
-  /// `alignment`: the byte alignment every descriptor promises for A, B and D (a power of two
-  /// <= 256 that divides their addresses).
-  plan_entry(const cutensor_api& api, cutensorHandle_t handle, const lowered_step& s, dtype t, bool jit, bool autotune, int algo,
-             std::uint32_t alignment);
-  ~plan_entry();
-  plan_entry(const plan_entry&) = delete;
-  plan_entry& operator=(const plan_entry&) = delete;
-
-  [[nodiscard]] lowered_kind kind() const noexcept { return kind_; }
-  [[nodiscard]] std::uint64_t workspace_bytes() const noexcept { return workspace_bytes_; }
-  [[nodiscard]] cutensorPlan_t plan() const noexcept { return plan_; }
-  [[nodiscard]] dtype type() const noexcept { return type_; }
-
- private:
-  void release() noexcept;
-
-  const cutensor_api* api_;
-  lowered_kind kind_;
-  dtype type_;
-  cutensorTensorDescriptor_t desc_a_ = nullptr, desc_b_ = nullptr, desc_d_ = nullptr;
-  cutensorOperationDescriptor_t op_ = nullptr;
-  cutensorPlanPreference_t pref_ = nullptr;
-  cutensorPlan_t plan_ = nullptr;
-  std::uint64_t workspace_bytes_ = 0;
-};
 
 class engine {
  public:
@@ -56,11 +28,12 @@ class engine {
   engine& operator=(const engine&) = delete;
 
   /// The cached plan for a lowered step (built on a miss), for operands `alignment`-byte aligned.
-  std::shared_ptr<plan_entry> plan(const lowered_step& s, dtype t, std::uint32_t alignment = max_alignment);
+  /// The plan is a plan_entry (this engine's library builds nothing else).
+  std::shared_ptr<device::library_plan> plan(const lowered_step& s, dtype t, std::uint32_t alignment = max_alignment);
   /// Enqueues `p` on `stream` with explicit workspace (compiled mode, graph capture).
-  void enqueue(const plan_entry& p, const void* a, const void* b, void* d, void* workspace, std::uint64_t workspace_bytes,
+  void enqueue(const device::library_plan& p, const void* a, const void* b, void* d, void* workspace, std::uint64_t workspace_bytes,
                cudaStream_t stream);
-  void enqueue(const plan_entry& p, const void* a, const void* b, void* d, void* workspace, std::uint64_t workspace_bytes) {
+  void enqueue(const device::library_plan& p, const void* a, const void* b, void* d, void* workspace, std::uint64_t workspace_bytes) {
     enqueue(p, a, b, d, workspace, workspace_bytes, stream_);
   }
   /// Eager: plan lookup (by the operands' common alignment), workspace from the stream's shared
@@ -84,7 +57,7 @@ class engine {
   /// The eager analysis memo's outcome for one call (counted in stats().api).
   void count_analysis(bool hit) noexcept { ++(hit ? analysis_hits_ : analysis_misses_); }
   /// Fault injection (tests): the next `n` plan builds fail as a cuTENSOR plan failure would.
-  void inject_plan_failures(int n) noexcept { injected_plan_failures_ = n; }
+  void inject_plan_failures(int n) noexcept { plans_->inject_failures(n); }
 
   [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
   [[nodiscard]] device::stream_handle stream_handle() const noexcept { return stream_; }
@@ -95,26 +68,19 @@ class engine {
   [[nodiscard]] const options& opts() const noexcept { return opt_; }
   [[nodiscard]] counters stats() const;
   [[nodiscard]] const cutensor_api& api() const noexcept { return *api_; }
+  [[nodiscard]] device::plan_cache& plans() noexcept { return *plans_; }
 
  private:
-  void on_evict(std::shared_ptr<plan_entry>& p);
-  void destroy_graveyard() noexcept;
-
   options opt_;
   const cutensor_api* api_;
   std::unique_ptr<cuda_runtime> runtime_;
   cudaStream_t stream_ = nullptr;
-  cutensorHandle_t handle_ = nullptr;
   std::unique_ptr<device::caching_pool> pool_;
   std::unique_ptr<device::retirement_queue> queue_;
   std::unique_ptr<device::shared_workspace> workspace_;
-  std::unique_ptr<lru_cache<plan_entry>> cache_;
-  // Evicted plans wait here: cuTENSOR's destroy calls block, so they run at synchronize/clear.
-  std::vector<std::shared_ptr<plan_entry>> graveyard_;
-  static constexpr std::size_t graveyard_limit = 256;
-  std::vector<std::int64_t> key_scratch_;
+  std::unique_ptr<cutensor_library> library_;
+  std::unique_ptr<device::plan_cache> plans_;  // after library_: its plans go first
   std::vector<cudaStream_t> slot_streams_;
-  int injected_plan_failures_ = 0;
   std::uint64_t analysis_hits_ = 0, analysis_misses_ = 0;
 };
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The bad-input catalogue: runs every row of tests/data/bad/MANIFEST.tsv through the tnrt binary and
 # checks, per row, that
-#   - the exit code is the expected one (include/tnrt/errors.hpp, one per error class),
+#   - the exit code is the expected one (apps/tnrt/exit_codes.hpp, one per error class),
 #   - stderr is exactly one line and contains the expected substring,
 #   - stdout carries no result (no "result" line: the tool failed, so it has none to print),
 #   - with --out FILE, no FILE was created and nothing else (a temporary) was left beside it.

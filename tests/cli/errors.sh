@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Command-line errors: each is one line "tnrt: <kind>: <message>" on stderr with its exit code
-# (include/tnrt/errors.hpp), and no output file is left behind.
+# (apps/tnrt/exit_codes.hpp), and no output file is left behind.
 source "$(dirname "$0")/common.bash"
 
 # usage (2)
