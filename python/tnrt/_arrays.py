@@ -101,17 +101,22 @@ def import_cuda(x, s):
 class DeviceResult:
     """A result tnrt allocated on the GPU, handed to the caller's framework through DLPack."""
 
-    def __init__(self, nd, stream):
-        self._nd = nd          # nanobind's nb_ndarray, owning tnrt's device_tensor
+    def __init__(self, nd, stream, ordinal=0):
+        self._nd = nd          # nanobind's ndarray (or its DLPack capsule), owning tnrt's device_tensor
         self._stream = stream  # where it was produced
+        self._ordinal = ordinal
 
     def __dlpack_device__(self):
-        return self._nd.__dlpack_device__()
+        if hasattr(self._nd, "__dlpack_device__"):
+            return self._nd.__dlpack_device__()
+        return (2, self._ordinal)  # kDLCUDA
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         if stream != -1:
             consumer = 0 if stream in (None, 1) else stream
             _tnrt._stream_wait(consumer, self._stream)
+        if not hasattr(self._nd, "__dlpack__"):
+            return self._nd  # the capsule itself (a DLPack capsule is consumed once)
         kw = {} if max_version is None else {"max_version": max_version}
         return self._nd.__dlpack__(**kw)
 

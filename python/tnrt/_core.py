@@ -111,7 +111,7 @@ class _Prepared:
         return self.problem
 
 
-def _run(prep, problem, out, stream, program=None):
+def _run(prep, problem, out, stream, program=None, cache=None):
     if not prep.is_cuda:
         ctx = context(-1)
         result = ctx.contract_host(problem, [_arrays.host_view(a) for a in prep.arrays])
@@ -120,13 +120,22 @@ def _run(prep, problem, out, stream, program=None):
         return _arrays.from_host_result(prep.framework, prep.arrays[0], result)
     s = _arrays.stream_handle(stream, prep.framework, prep.ordinal)
     ctx = context(prep.ordinal)
+    if program is not None and cache is not None and out is not None:
+        # A compiled Network: its operands imported once (ordered before stream s then), reused on
+        # every call until reset_operands; writes into them later are ordered by the caller's stream.
+        if cache.get("operands") is None:
+            cache["operands"] = _tnrt.Operands(problem, [_arrays.import_cuda(a, s) for a in prep.arrays])
+        if _arrays.device_of(out) != (True, prep.ordinal):
+            raise DeviceError(f"out is not on cuda:{prep.ordinal} with the operands")
+        program.run_prepared(cache["operands"], _arrays.import_cuda(out, s), s)
+        return out
     caps = [_arrays.import_cuda(a, s) for a in prep.arrays]
     if out is None:
         out = _arrays.empty_like_framework(prep.framework, prep.arrays[0], problem.output_shape, prep.ordinal)
         if out is None:  # JAX and the like: tnrt allocates, the framework imports through DLPack
             if program is not None:
                 raise UsageError(f"a compiled Network over {prep.framework} arrays needs out=")
-            return _arrays.from_device_result(prep.framework, _arrays.DeviceResult(ctx.contract_alloc(problem, caps, s), s))
+            return _arrays.from_device_result(prep.framework, _arrays.DeviceResult(ctx.contract_alloc(problem, caps, s), s, prep.ordinal))
     if _arrays.device_of(out) != (True, prep.ordinal):
         raise DeviceError(f"out is not on cuda:{prep.ordinal} with the operands")
     out_cap = _arrays.import_cuda(out, s)
@@ -210,6 +219,7 @@ class Network:
         self._stream = stream
         self._problem = self._prep.problem
         self._program = None
+        self._cache = {}
         self._freed = False
 
     def _check(self):
@@ -225,6 +235,7 @@ class Network:
         self._prep.problem = None
         self._problem = self._prep.build(optimize)
         self._program = None
+        self._cache.clear()
         path = resolve_path(optimize, self._prep.eq, self._prep.shapes)
         return [tuple(p) for p in path], self._problem.cost
 
@@ -250,7 +261,7 @@ class Network:
     def contract(self, stream=None, out=None):
         problem = self._ensure_problem()
         s = stream if stream is not None else self._stream
-        return _run(self._prep, problem, out, s, self._program)
+        return _run(self._prep, problem, out, s, self._program, self._cache)
 
     def reset_operands(self, *operands):
         """New arrays of the same shapes, dtype and device (new pointers and values every call)."""
@@ -269,6 +280,7 @@ class Network:
             raise DeviceError("reset_operands: operands on another device than the network's")
         self._prep.arrays = arrays
         self._prep.framework = _arrays.framework_of(arrays[0])
+        self._cache.clear()
 
     @property
     def memory(self):
@@ -293,6 +305,7 @@ class Network:
     def free(self):
         """Drops the compiled program and the operands; the Network cannot be used afterwards."""
         self._program = None
+        self._cache.clear()
         self._prep.arrays = []
         self._freed = True
 

@@ -24,7 +24,9 @@ for s in "$@"; do
             export PYTHONPATH=/tmp/tnrt-py:/tmp/site:${PYTHONPATH:-}
             python3 -c "import tnrt, sys; print('tnrt', tnrt.__file__, sys.version)"
             timeout 400 python3 -X faulthandler -m pytest -q tests/python 2>&1 | tail -40
-            timeout 200 python3 examples/quantum_circuit_amplitude.py 2>&1 | tail -8 ;;
+            timeout 200 python3 examples/quantum_circuit_amplitude.py 2>&1 | tail -8
+            timeout 200 python3 bench/python/api_bench.py $ref --json $out/python-api.json 2>&1 | tail -6
+            timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled 2>&1 | grep -E "^time" ;;
     apidbg) # an unstripped test_cuda_api (.gpu-dbg/test_cuda_api.xz): each test alone, then a backtrace
             mkdir -p /tmp/dbg && xz -dc .gpu-dbg/test_cuda_api.xz > /tmp/dbg/test_cuda_api && chmod +x /tmp/dbg/test_cuda_api
             for t in EagerAndCompiledOnUserStreamsAnyLayout ProgramThousandRunsNewPointersAndValues FourStreamsThousandContractionsEach BadViewsAreTypedErrors; do
