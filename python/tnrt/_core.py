@@ -120,6 +120,8 @@ def _run(prep, problem, out, stream, program=None, cache=None):
         return _arrays.from_host_result(prep.framework, prep.arrays[0], result)
     s = _arrays.stream_handle(stream, prep.framework, prep.ordinal)
     ctx = context(prep.ordinal)
+    if program is not None and cache is not None and out is None:
+        out = _arrays.empty_like_framework(prep.framework, prep.arrays[0], problem.output_shape, prep.ordinal)
     if program is not None and cache is not None and out is not None:
         # A compiled Network: its operands imported once (ordered before stream s then), reused on
         # every call until reset_operands; writes into them later are ordered by the caller's stream.

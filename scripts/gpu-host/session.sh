@@ -27,6 +27,13 @@ for s in "$@"; do
             timeout 200 python3 examples/quantum_circuit_amplitude.py 2>&1 | tail -8
             timeout 200 python3 bench/python/api_bench.py $ref --json $out/python-api.json 2>&1 | tail -6
             timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled 2>&1 | grep -E "^time" ;;
+    cotengra) # cotengra's contractors on one tree: tnrt, cuTensorNet (wheels in .whl-cq), torch
+            python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl .whl-cq/*.whl 2>&1 | tail -2
+            mkdir -p /tmp/tnrt-py && tar -xJf .gpu-bin/py.tar.xz -C /tmp/tnrt-py
+            mkdir -p /tmp/cq/lib64; ln -sf /opt/tnrt-deps/lib/libcutensor.so.2 /tmp/cq/lib64/
+            ln -sf "$(find /tmp/site -name 'libcutensornet.so*' | head -1)" /tmp/cq/lib64/libcutensornet.so.2
+            export CUDA_HOME=/tmp/cq PYTHONPATH=/tmp/tnrt-py:/tmp/site:${PYTHONPATH:-}
+            timeout 400 python3 bench/python/cotengra_bench.py --json $out/cotengra.json 2>&1 | tail -8 ;;
     apidbg) # an unstripped test_cuda_api (.gpu-dbg/test_cuda_api.xz): each test alone, then a backtrace
             mkdir -p /tmp/dbg && xz -dc .gpu-dbg/test_cuda_api.xz > /tmp/dbg/test_cuda_api && chmod +x /tmp/dbg/test_cuda_api
             for t in EagerAndCompiledOnUserStreamsAnyLayout ProgramThousandRunsNewPointersAndValues FourStreamsThousandContractionsEach BadViewsAreTypedErrors; do
