@@ -3,7 +3,7 @@
 "cuquantum", cotengra's CuQuantumContractor) and cotengra's default pairwise torch execution
 (implementation="auto" on torch arrays).
 
-  python3 bench/python/cotengra_bench.py [--qubits 32] [--depth 24] [--seed 7] [--runs 10] [--json FILE]
+  python3 bench/python/cotengra_bench.py [--qubits 36] [--depth 36] [--seed 7] [--runs 10] [--json FILE]
 
 The network: one amplitude <b|C|0> of a random 1D brickwork circuit (U3 layers, CZ pairs) built by
 quimb, simplified, complex64, as torch CUDA arrays; the tree: cotengra's HyperOptimizer (greedy,
@@ -53,8 +53,8 @@ def timed(fn, runs):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--qubits", type=int, default=32)
-    ap.add_argument("--depth", type=int, default=24)
+    ap.add_argument("--qubits", type=int, default=36)
+    ap.add_argument("--depth", type=int, default=36)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--json")
@@ -65,8 +65,13 @@ def main():
     tn = circ.amplitude_tn(bits)
     tn.full_simplify_(output_inds=(), seq="ADCR")
     arrays = [torch.as_tensor(np.asarray(t.data, dtype=np.complex64), device="cuda") for t in tn.tensors]
-    inputs = [t.inds for t in tn.tensors]
-    size_dict = {ix: d for t in tn.tensors for ix, d in zip(t.inds, t.shape)}
+    # quimb's index names as single opt_einsum symbols: cotengra builds equations from them
+    symbol = {}
+    for t in tn.tensors:
+        for ix in t.inds:
+            symbol.setdefault(ix, ctg.get_symbol(len(symbol)))
+    inputs = [tuple(symbol[ix] for ix in t.inds) for t in tn.tensors]
+    size_dict = {symbol[ix]: d for t in tn.tensors for ix, d in zip(t.inds, t.shape)}
     opt = ctg.HyperOptimizer(methods=["greedy"], max_repeats=32, progbar=False, seed=args.seed)
     tree = opt.search(inputs, (), size_dict)
     info = {"qubits": args.qubits, "depth": args.depth, "tensors": len(arrays), "log2_flops": float(np.log2(tree.contraction_cost())),
