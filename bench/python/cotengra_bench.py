@@ -25,16 +25,8 @@ import torch
 import tnrt
 import tnrt.cotengra
 
-
-def random_circuit(n, depth, seed):
-    rng = np.random.default_rng(seed)
-    circ = qtn.Circuit(n)
-    for layer in range(depth):
-        for q in range(n):
-            circ.apply_gate("U3", *rng.uniform(0, 2 * np.pi, 3), q)
-        for q in range(layer % 2, n - 1, 2):
-            circ.apply_gate("CZ", q, q + 1)
-    return circ
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2] / "examples"))
+from quantum_circuit_amplitude import random_circuit  # noqa: E402  (the example's circuit)
 
 
 def timed(fn, runs):
