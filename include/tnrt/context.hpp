@@ -200,6 +200,10 @@ class context {
 /// or a build without the CUDA backend).
 std::string unavailable_reason(int device = 0);
 
+/// Throws shape_error (count, shape) or dtype_error naming the first input that does not fit the
+/// problem: the check every host-tensor call makes before any work.
+void check_host_inputs(const problem& p, std::span<const host_tensor> inputs);
+
 /// True when this build has the CUDA backend.
 bool built_with_cuda() noexcept;
 

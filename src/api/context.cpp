@@ -46,7 +46,6 @@ struct device_block {
 struct program_state {
   std::shared_ptr<context_state> owner;
   problem prob;
-  std::vector<std::vector<std::int64_t>> shapes;  // every input's, then the output's
   std::unique_ptr<gpu_program> gpu;  // null on the CPU: each run is a CPU contraction
   cost_report cost;
 };
@@ -66,20 +65,26 @@ std::string describe_shape(std::span<const std::int64_t> s) {
 std::string view_name(int index) { return index < 0 ? std::string("the output") : "input " + std::to_string(index); }
 
 // A view against what the problem expects there; `index` names it in messages (-1: the output).
-// Allocation-free unless it throws: it runs on every call.
-void check_view(const tensor_view& v, dtype type, std::span<const std::int64_t> shape, int device, int index) {
+// Allocation-free unless it throws: it runs on every call, for every view.
+// `labels` give the shape the view must have (extents from `net`), compared mode by mode.
+void check_view(const tensor_view& v, const network& net, const std::vector<label_t>& labels, dtype type, int device, int index) {
   const bool is_output = index < 0;
   auto what = [index] { return view_name(index); };
   if (v.type != type)
     throw dtype_error(what() + " is " + std::string(name_of(v.type)) + " but the problem is " + std::string(name_of(type)));
-  if (!std::equal(v.shape.begin(), v.shape.end(), shape.begin(), shape.end()))
-    throw shape_error(what() + " has shape " + describe_shape(v.shape) + " where " + describe_shape(shape) + " is expected");
+  bool same_shape = v.shape.size() == labels.size();
+  std::int64_t count = 1;
+  for (std::size_t m = 0; same_shape && m < labels.size(); ++m) {
+    same_shape = v.shape[m] == net.extents[static_cast<std::size_t>(labels[m])];
+    count *= v.shape[m];
+  }
+  if (!same_shape)
+    throw shape_error(what() + " has shape " + describe_shape(v.shape) + " where " + describe_shape(net.shape_of(labels)) + " is expected");
   if (!v.strides.empty() && v.strides.size() != v.shape.size())
     throw shape_error(what() + " has " + std::to_string(v.strides.size()) + " strides for " + std::to_string(v.shape.size()) + " modes");
   if (v.device != device)
     throw device_error(what() + " is on " + (v.device == cpu_device ? std::string("the host") : "CUDA device " + std::to_string(v.device)) +
                        " but the context runs on " + (device == cpu_device ? std::string("the CPU") : "CUDA device " + std::to_string(device)));
-  const std::int64_t count = element_count(shape);
   if (count > 0 && v.data == nullptr) throw shape_error(what() + " has no data (a null pointer)");
   if (reinterpret_cast<std::uintptr_t>(v.data) % std::min<std::size_t>(size_of(type), 16) != 0)
     throw not_supported(what() + " is not aligned to its element type (" + std::string(name_of(type)) + ")");
@@ -102,40 +107,19 @@ void check_view(const tensor_view& v, dtype type, std::span<const std::int64_t> 
   }
 }
 
-// The shapes a problem's views must have: every input's, then the output's.
-std::vector<std::vector<std::int64_t>> expected_shapes(const problem& p) {
-  std::vector<std::vector<std::int64_t>> s;
-  s.reserve(p.net.inputs.size() + 1);
-  for (const auto& in : p.net.inputs) s.push_back(p.net.shape_of(in));
-  s.push_back(p.net.shape_of(p.net.output));
-  return s;
-}
-
-void check_inputs(const problem& p, const std::vector<std::vector<std::int64_t>>& shapes, std::span<const tensor_view> inputs, int device) {
+void check_inputs(const problem& p, std::span<const tensor_view> inputs, int device) {
   if (inputs.size() != p.net.inputs.size())
     throw shape_error("got " + std::to_string(inputs.size()) + " inputs for a network of " + std::to_string(p.net.inputs.size()) + " operands");
-  for (std::size_t i = 0; i < inputs.size(); ++i) check_view(inputs[i], p.type, shapes[i], device, static_cast<int>(i));
+  for (std::size_t i = 0; i < inputs.size(); ++i) check_view(inputs[i], p.net, p.net.inputs[i], p.type, device, static_cast<int>(i));
 }
 
-void check_output(const problem& p, const std::vector<std::vector<std::int64_t>>& shapes, std::span<const tensor_view> inputs,
-                  const tensor_view& out, int device) {
-  check_view(out, p.type, shapes.back(), device, -1);
+void check_output(const problem& p, std::span<const tensor_view> inputs, const tensor_view& out, int device) {
+  check_view(out, p.net, p.net.output, p.type, device, -1);
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (out.data != nullptr && inputs[i].data == out.data)
       throw not_supported("the output aliases input " + std::to_string(i) + "; pass a buffer of its own");
 }
 
-void check_host_inputs(const problem& p, std::span<const host_tensor> inputs) {
-  if (inputs.size() != p.net.inputs.size())
-    throw shape_error("got " + std::to_string(inputs.size()) + " inputs for a network of " + std::to_string(p.net.inputs.size()) + " operands");
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].type() != p.type)
-      throw dtype_error("input " + std::to_string(i) + " is " + std::string(name_of(inputs[i].type())) + " but the problem is " + std::string(name_of(p.type)));
-    if (inputs[i].shape() != p.net.shape_of(p.net.inputs[i]))
-      throw shape_error("input " + std::to_string(i) + " has shape " + describe_shape(inputs[i].shape()) + " where " +
-                        describe_shape(p.net.shape_of(p.net.inputs[i])) + " is expected for labels " + p.net.describe(p.net.inputs[i]));
-  }
-}
 
 // Host views <-> host tensors (the CPU engine takes row-major tensors).
 void copy_strided(const unsigned char* src, std::span<const std::int64_t> src_strides, unsigned char* dst,
@@ -204,6 +188,18 @@ tensor_view view_of(const host_tensor& t) {
   return v;
 }
 
+void check_host_inputs(const problem& p, std::span<const host_tensor> inputs) {
+  if (inputs.size() != p.net.inputs.size())
+    throw shape_error("got " + std::to_string(inputs.size()) + " inputs for a network of " + std::to_string(p.net.inputs.size()) + " operands");
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].type() != p.type)
+      throw dtype_error("input " + std::to_string(i) + " is " + std::string(name_of(inputs[i].type())) + " but the problem is " + std::string(name_of(p.type)));
+    if (inputs[i].shape() != p.net.shape_of(p.net.inputs[i]))
+      throw shape_error("input " + std::to_string(i) + " has shape " + describe_shape(inputs[i].shape()) + " where " +
+                        describe_shape(p.net.shape_of(p.net.inputs[i])) + " is expected for labels " + p.net.describe(p.net.inputs[i]));
+  }
+}
+
 bool built_with_cuda() noexcept {
 #ifdef TNRT_HAVE_CUDA
   return true;
@@ -265,8 +261,8 @@ detail::program_state& state_of(const std::unique_ptr<detail::program_state>& s)
 void program::run(std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream) {
   detail::program_state& s = state_of(state_);
   const int device = s.owner->gpu ? s.owner->opt.device : cpu_device;
-  check_inputs(s.prob, s.shapes, inputs, device);
-  check_output(s.prob, s.shapes, inputs, output, device);
+  check_inputs(s.prob, inputs, device);
+  check_output(s.prob, inputs, output, device);
   const std::lock_guard<std::recursive_mutex> g(s.owner->lock);
   ++s.owner->api.program_runs;
   if (!s.gpu) {
@@ -363,9 +359,8 @@ context_state& live(const std::shared_ptr<context_state>& s) {
 void context::contract(const problem& p, std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream) {
   context_state& s = live(state_);
   const int device = s.gpu ? s.opt.device : cpu_device;
-  const auto shapes = expected_shapes(p);
-  check_inputs(p, shapes, inputs, device);
-  check_output(p, shapes, inputs, output, device);
+  check_inputs(p, inputs, device);
+  check_output(p, inputs, output, device);
   const std::lock_guard<std::recursive_mutex> g(s.lock);
   ++s.api.eager_calls;
   if (!s.gpu) {
@@ -378,7 +373,7 @@ void context::contract(const problem& p, std::span<const tensor_view> inputs, co
 device_tensor context::contract(const problem& p, std::span<const tensor_view> inputs, stream_handle stream) {
   context_state& s = live(state_);
   const int device = s.gpu ? s.opt.device : cpu_device;
-  check_inputs(p, expected_shapes(p), inputs, device);
+  check_inputs(p, inputs, device);
   device_tensor out;
   out.type_ = p.type;
   out.shape_ = p.net.shape_of(p.net.output);
@@ -440,7 +435,6 @@ program context::compile(const problem& p) {
   auto st = std::make_unique<detail::program_state>();
   st->owner = state_;
   st->prob = p;
-  st->shapes = expected_shapes(p);
   st->cost = cost_of_problem(p);
   const std::lock_guard<std::recursive_mutex> g(s.lock);
   if (s.gpu) st->gpu = s.gpu->compile(p);

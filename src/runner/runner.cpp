@@ -23,17 +23,6 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-void check_inputs(const problem& p, std::span<const host_tensor> inputs) {
-  if (inputs.size() != p.net.inputs.size())
-    throw shape_error("got " + std::to_string(inputs.size()) + " inputs for a network of " + std::to_string(p.net.inputs.size()) + " operands");
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].type() != p.type)
-      throw dtype_error("input " + std::to_string(i) + " is " + std::string(name_of(inputs[i].type())) + " but the problem is " + std::string(name_of(p.type)));
-    if (inputs[i].shape() != p.net.shape_of(p.net.inputs[i]))
-      throw shape_error("input " + std::to_string(i) + " has the wrong shape for labels " + p.net.describe(p.net.inputs[i]));
-  }
-}
-
 std::uint64_t host_syncs(const context& ctx) {
   const counters c = ctx.stats();
   return c.syncs.stream_syncs + c.syncs.event_syncs;
@@ -97,7 +86,7 @@ void write_step_profile(const std::string& path, const problem& p, program& prog
 run_result run(const run_request& req) {
   if (req.prob == nullptr) throw internal_error("cuda::run: no problem");
   const problem& p = *req.prob;
-  check_inputs(p, req.inputs);
+  check_host_inputs(p, req.inputs);
   if (auto why = unavailable_reason(); !why.empty()) throw device_error(why);
   // Before the context exists: CUPTI's start-up stays out of the timed runs, and kernels of a graph
   // built later are recorded however CUPTI treats graphs instantiated before it was enabled.

@@ -130,6 +130,8 @@ TEST(ApiCpu, BadViewsAreTypedErrors) {
   wrong_type.emplace_back(dtype::f64, std::vector<std::int64_t>{2, 3});
   wrong_type.emplace_back(dtype::f64, std::vector<std::int64_t>{3, 4});
   EXPECT_THROW((void)ctx.contract(p, wrong_type), dtype_error);
+  EXPECT_THROW(check_host_inputs(p, wrong_type), dtype_error);
+  EXPECT_THROW(check_host_inputs(p, std::span<const host_tensor>(wrong_type).first(1)), shape_error);
   program empty;
   EXPECT_THROW(empty.run(good, out, nullptr), usage_error);
 }
