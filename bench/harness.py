@@ -14,6 +14,14 @@ Profiling: a variant with "profile": true (or every variant, with the suite's "p
 every kernel and synchronization of its timed runs through CUPTI into counters.profile. Its rows are
 marked "profiled" (the times carry CUPTI's overhead: not speed figures), README.md gets a profile
 table, and report.py draws the histogram of the gaps between kernels.
+
+Floors (bench/roofline.py): before the jobs the harness also measures the GEMM peak of every dtype
+the suite uses (bench/gemm_peak.py; --skip-peak skips it, --peaks FILE reuses an earlier JSON). Each
+problem gets a byte floor (bytes read+written over all steps / copy bandwidth) and a flop floor
+(flops / the dtype's peak); the larger is the floor, and ×floor is time / that floor. --roofline
+adds, for every compiled tnrt variant, one `tnrt contract ... --step-profile CSV` job per problem
+and folds where its time goes (memory-bound launches, compute-bound launches, overhead) into the
+tables.
 """
 from __future__ import annotations
 
@@ -36,7 +44,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "peers"))
+sys.path.insert(0, HERE)
 import common  # noqa: E402
+import roofline  # noqa: E402
 
 AGREEMENT = 0.05  # the medians of the reps should agree within 5%
 TNRT_EXIT_NOT_SUPPORTED = 10  # apps/tnrt/main.cpp: "10 not supported"
@@ -330,7 +340,7 @@ def collect(job: dict, res: dict, json_path: str, stdout_path: str, stderr_path:
         rec.update(status="timeout", error=f"killed after {job['timeout_s']} s", stderr_tail=err_tail)
     elif report is None:
         last = [x for x in err_tail.splitlines() if x.strip()][-1:] or [""]
-        if job.get("kind") == "tnrt" and res.get("rc") == TNRT_EXIT_NOT_SUPPORTED:
+        if job.get("kind") in ("tnrt", "roofline") and res.get("rc") == TNRT_EXIT_NOT_SUPPORTED:
             rec.update(status="not_supported", error=last[0][:300], stderr_tail=err_tail)
             return rec
         rec.update(status="failed", error=f"exit {res.get('rc')}, no JSON report; stderr: {last[0][:300]}",
@@ -400,6 +410,82 @@ def reference_for(p: dict, out_dir: str, runner: Runner, python: str, timeout: f
 
 
 # --------------------------------------------------------------------------------------------------
+# the flop floor's peaks and the per-step roofline
+# --------------------------------------------------------------------------------------------------
+def measure_peaks(runner: Runner, python: str, device: str, dtypes: list[str], suite: dict, raw: str,
+                  timeout: float) -> dict:
+    """bench/gemm_peak.py once, for the suite's dtypes (and TF32, labelled, beside f32)."""
+    want = list(dtypes) + (["tf32"] if "f32" in dtypes else [])
+    gpath = os.path.join(raw, "gemm_peak.json")
+    gcmd = [python, os.path.join(HERE, "gemm_peak.py"), "--device", device, "--dtypes", ",".join(want),
+            "--json", gpath]
+    gcmd += [str(x) for x in suite.get("gemm_peak_args", [])] if device != "cpu" else ["--size", "128", "--repeats", "3"]
+    sys.stderr.write("harness: measuring the GEMM peaks ...\n")
+    r = runner.run(gcmd, min(timeout, 300), gpath + ".stdout", gpath + ".stderr")
+    gp = None
+    if os.path.exists(gpath):
+        try:
+            with open(gpath, encoding="utf-8") as f:
+                gp = json.load(f)
+        except (OSError, json.JSONDecodeError):
+            gp = None
+    if gp is None:
+        gp = {"status": "failed", "error": f"exit {r.get('rc')}: " + tail(read_text(gpath + ".stderr"), 500)}
+    gp["command"] = shlex.join(gcmd)
+    if gp.get("status") == "ok":
+        sys.stderr.write("harness: GEMM peaks " + ", ".join(f"{d} {v:.1f}" for d, v in gp["peaks_tflops"].items())
+                         + " TFLOP/s\n")
+    else:
+        sys.stderr.write(f"harness: GEMM peaks {gp.get('status')}: {gp.get('error')} (no flop floor)\n")
+    return gp
+
+
+def load_peaks(path: str) -> dict:
+    """--peaks FILE: a bench/gemm_peak.py JSON, or a results.json holding one (its gemm_peak)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, json.JSONDecodeError) as exc:
+        return {"status": "failed", "error": f"--peaks {path}: {exc}"}
+    if "peaks_tflops" not in doc and isinstance(doc.get("gemm_peak"), dict):
+        doc = doc["gemm_peak"]
+    doc = dict(doc, source=os.path.abspath(path))
+    if not doc.get("peaks_tflops"):
+        doc.setdefault("status", "failed")
+        doc.setdefault("error", f"--peaks {path}: no peaks_tflops")
+    return doc
+
+
+def fold_roofline(rec: dict, prob: common.Problem, p: dict, doc: dict, csv_path: str) -> dict:
+    """A --roofline job's record plus bench/roofline.py's summary of its step profile."""
+    out = {k: rec.get(k) for k in ("kind", "problem", "dtype", "variant", "mode", "command", "status", "error",
+                                   "rc", "wall_s", "median_ms", "stderr_tail") if rec.get(k) is not None}
+    out["step_profile"] = csv_path
+    if rec.get("status") != "ok":
+        return out
+    if not os.path.exists(csv_path):
+        out.update(status="failed", error=f"tnrt wrote no step profile ({os.path.basename(csv_path)})")
+        return out
+    bw = doc.get("bandwidth") or {}
+    gp = doc.get("gemm_peak") or {}
+    try:
+        rows = roofline.read_step_profile(csv_path)
+        full = roofline.summarize(prob, p["dtype"], rows,
+                                  bw.get("bandwidth_bytes_per_s") if bw.get("status") == "ok" else None,
+                                  roofline.peak_for(gp.get("peaks_tflops") if gp.get("status") == "ok" else None,
+                                                    p["dtype"]),
+                                  rec.get("median_ms"))
+    except (OSError, ValueError, KeyError) as exc:
+        out.update(status="failed", error=f"roofline: {type(exc).__name__}: {exc}")
+        return out
+    out["summary"] = roofline.compact(full)
+    out["text"] = roofline.summary_text(full)
+    with open(csv_path[:-len(".csv")] + ".roofline.json", "w", encoding="utf-8") as f:
+        json.dump(full, f, indent=1)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
 # aggregation and output
 # --------------------------------------------------------------------------------------------------
 def syncs_per_call(report: dict):
@@ -455,14 +541,28 @@ def profile_summary(report: dict) -> dict:
     }
 
 
-def aggregate(records: list[dict], problems: list[dict], bandwidth: dict | None, order: list[str]) -> list[dict]:
+def problem_floors(p: dict, bandwidth: dict | None, gemm_peak: dict | None) -> dict:
+    """The problem's byte floor, flop floor, the larger ("the floor") and which one it is."""
     bw = bandwidth.get("bandwidth_bytes_per_s") if bandwidth and bandwidth.get("status") == "ok" else None
+    peaks = (gemm_peak or {}).get("peaks_tflops") if (gemm_peak or {}).get("status") == "ok" else None
+    peak = roofline.peak_for(peaks, p["dtype"])
+    nbytes, flops = p.get("bytes_read_written"), p.get("flops")
+    f = roofline.floor_of(nbytes or 0, flops or 0, bw if nbytes else None, peak if flops else None)
+    return {"byte_floor_ms": f["byte_floor_ms"], "flop_floor_ms": f["flop_floor_ms"], "floor_ms": f["floor_ms"],
+            "floor_bound": f["bound"], "peak_tflops": peak / 1e12 if peak else None}
+
+
+def aggregate(records: list[dict], problems: list[dict], bandwidth: dict | None, order: list[str],
+              gemm_peak: dict | None = None, rooflines: list[dict] | None = None) -> list[dict]:
     rows = []
     by_key: dict[tuple, list[dict]] = {}
     for r in records:
         by_key.setdefault((r["problem"], r["variant"]), []).append(r)
+    roof = {(x["problem"], x["variant"]): x for x in rooflines or [] if x.get("summary")}
     for p in problems:
-        floor_ms = p["bytes_read_written"] / bw * 1e3 if bw and p.get("bytes_read_written") else None
+        floors = problem_floors(p, bandwidth, gemm_peak)
+        p["floors"] = floors
+        floor_ms = floors["floor_ms"]
         torch_med = None
         for name in order:
             recs = by_key.get((p["name"], name))
@@ -477,7 +577,8 @@ def aggregate(records: list[dict], problems: list[dict], bandwidth: dict | None,
                    "median_ms": statistics.median(meds) if meds else None,
                    "min_ms": min(float(r["min_ms"]) for r in ok) if ok else None,
                    "max_ms": max(float(r["max_ms"]) for r in ok) if ok else None,
-                   "floor_ms": floor_ms}
+                   "floor_ms": floor_ms, "byte_floor_ms": floors["byte_floor_ms"],
+                   "flop_floor_ms": floors["flop_floor_ms"], "floor_bound": floors["floor_bound"]}
             row["x_floor"] = row["median_ms"] / floor_ms if row["median_ms"] and floor_ms else None
             row["rep_spread"] = (max(meds) - min(meds)) / min(meds) if len(meds) > 1 and min(meds) > 0 else None
             row["reps_agree"] = row["rep_spread"] <= AGREEMENT if row["rep_spread"] is not None else None
@@ -488,6 +589,14 @@ def aggregate(records: list[dict], problems: list[dict], bandwidth: dict | None,
             last = ok[-1] if ok else recs[-1]
             row.update(counter_summary(last.get("report") or {}))
             row["profiled"] = row["profiled"] or any(r.get("profiled") for r in recs)
+            rf = roof.get((p["name"], name))
+            if rf:
+                c = rf["summary"]
+                row.update(roofline_e2e_ms=c.get("total_ms"), roofline_kernel_ms=c.get("kernel_ms"),
+                           roofline_memory_ms=c.get("memory_ms"), roofline_memory_floor_ms=c.get("memory_floor_ms"),
+                           roofline_compute_ms=c.get("compute_ms"),
+                           roofline_compute_floor_ms=c.get("compute_floor_ms"),
+                           roofline_overhead_ms=c.get("overhead_ms"))
             if name == "torch" and row["median_ms"]:
                 torch_med = row["median_ms"]
             rows.append(row)
@@ -518,19 +627,29 @@ def verdict(row: dict) -> str:
 
 def write_csv(path: str, rows: list[dict]) -> None:
     keys = ["problem", "dtype", "variant", "kind", "mode", "reps", "reps_ok", "median_ms", "min_ms", "max_ms",
-            "floor_ms", "x_floor", "speedup_vs_torch", "rep_spread", "reps_agree", "verified", "abs_err",
+            "floor_ms", "x_floor", "byte_floor_ms", "flop_floor_ms", "floor_bound", "speedup_vs_torch", "rep_spread", "reps_agree", "verified", "abs_err",
             "syncs_per_call", "plan_hits", "plan_misses", "plan_evictions", "retire_deferred",
             "retire_immediate", "retire_barrier_fallbacks", "retire_capacity_waits", "retire_leaked",
             "retire_stream_syncs", "retire_event_syncs", "peak_device_bytes", "compile_ms", "profiled",
             "kernels_per_call", "busy_ms_per_call", "span_ms_per_call", "busy_fraction", "gap_median_us",
             "gap_p90_us", "gap_max_us", "profiled_syncs_per_call_runtime", "profiled_syncs_per_call_driver",
-            "statuses"]
+            "roofline_e2e_ms", "roofline_kernel_ms", "roofline_memory_ms", "roofline_memory_floor_ms",
+            "roofline_compute_ms", "roofline_compute_floor_ms", "roofline_overhead_ms", "statuses"]
     with open(path + ".tmp", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
         w.writeheader()
         for r in rows:
             w.writerow({k: (";".join(r[k]) if isinstance(r.get(k), list) else r.get(k)) for k in keys})
     os.replace(path + ".tmp", path)
+
+
+def where_text(r: dict) -> str:
+    """'3.10 (2.95) / 0.20 (0.10) / 1.00': memory-bound, compute-bound launches (floors), overhead."""
+    if r.get("roofline_kernel_ms") is None:
+        return "—"
+    return (f"{fmt(r.get('roofline_memory_ms'))} ({fmt(r.get('roofline_memory_floor_ms'))}) / "
+            f"{fmt(r.get('roofline_compute_ms'))} ({fmt(r.get('roofline_compute_floor_ms'))}) / "
+            f"{fmt(r.get('roofline_overhead_ms'))}")
 
 
 def write_readme(path: str, doc: dict, rows: list[dict]) -> None:
@@ -549,10 +668,22 @@ def write_readme(path: str, doc: dict, rows: list[dict]) -> None:
                  f"{' (dirty)' if env.get('git', {}).get('dirty') else ''}")
     if bw.get("status") == "ok":
         lines.append(f"- copy bandwidth: {bw['bandwidth_GBps']:.1f} GB/s (median of {bw.get('repeats')}, "
-                     f"{bw.get('size_bytes', 0) >> 20} MiB, {bw.get('method')}); floor = bytes read+written "
+                     f"{bw.get('size_bytes', 0) >> 20} MiB, {bw.get('method')}); byte floor = bytes read+written "
                      "over all steps / this bandwidth")
     else:
-        lines.append(f"- copy bandwidth: not measured ({bw.get('error', 'skipped')}); no floor")
+        lines.append(f"- copy bandwidth: not measured ({bw.get('error', 'skipped')}); no byte floor")
+    gp = doc.get("gemm_peak") or {}
+    if gp.get("status") == "ok":
+        pk = gp.get("peaks_tflops") or {}
+        used = ", ".join(f"{d} {pk[d]:.1f}" for d in ("f32", "f64", "c64", "c128") if d in pk)
+        extra = f" (tf32 {pk['tf32']:.1f}: TF32 on, for comparison only)" if "tf32" in pk else ""
+        lines.append(f"- GEMM peaks: {used} TFLOP/s{extra} ({gp.get('method')}, median of {gp.get('repeats')}; "
+                     "f32 with TF32 off); flop floor = flops over all steps (2 per real multiply-add, 8 per "
+                     "complex) / the dtype's peak; the floor is the larger of the two, ×floor = median / floor")
+    else:
+        lines.append(f"- GEMM peaks: not measured ({gp.get('status', 'skipped')}"
+                     f"{': ' + str(gp.get('error'))[:200] if gp.get('error') else ''}); no flop floor, "
+                     "the floor is the byte floor")
     if env.get("pinned_cpus"):
         lines.append(f"- every job pinned to CPU(s) {', '.join(map(str, env['pinned_cpus']))} (`--pin-cpu`)")
     lines.append(f"- {doc['suite'].get('warmups')} warm-ups, {doc['suite'].get('runs')} timed runs per job, "
@@ -566,9 +697,22 @@ def write_readme(path: str, doc: dict, rows: list[dict]) -> None:
         lines.append("")
         lines.append(f"{p.get('summary_text', '')}")
         lines.append("")
+        fl = p.get("floors") or {}
+        if fl.get("floor_ms") is not None and fl.get("flop_floor_ms") is None:
+            lines.append(f"Floors: byte {fmt(fl.get('byte_floor_ms'))} ms; no flop floor (no GEMM peak for "
+                         f"{p['dtype']}): the floor is the byte floor.")
+            lines.append("")
+        elif fl.get("floor_ms") is not None:
+            lines.append(f"Floors: byte {fmt(fl.get('byte_floor_ms'))} ms, flop {fmt(fl.get('flop_floor_ms'))} ms"
+                         f"{' (' + format(fl['peak_tflops'], '.1f') + ' TFLOP/s)' if fl.get('peak_tflops') else ''}: "
+                         f"the floor is the {'byte' if fl.get('floor_bound') == 'memory' else 'flop'} floor "
+                         f"({fl.get('floor_bound')}-bound).")
+            lines.append("")
+        roof_rows = [r for r in prow if r.get("roofline_kernel_ms") is not None]
         lines.append("| variant | median ms | min ms | max ms | floor ms | ×floor | vs torch | verified | "
-                     "syncs/call | plan misses/evictions | retire deferred/immediate/fallbacks/leaked | reps agree |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|")
+                     "syncs/call | plan misses/evictions | retire deferred/immediate/fallbacks/leaked | reps agree |"
+                     + (" mem / compute / overhead ms |" if roof_rows else ""))
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|" + ("---:|" if roof_rows else ""))
         for r in prow:
             agree = "—" if r["reps_agree"] is None else ("yes" if r["reps_agree"] else "NO") + f" ({r['rep_spread'] * 100:.1f}%)"
             retire = "/".join(fmt(r.get(k)) for k in ("retire_deferred", "retire_immediate",
@@ -577,8 +721,23 @@ def write_readme(path: str, doc: dict, rows: list[dict]) -> None:
             lines.append(f"| {name} | {fmt(r['median_ms'])} | {fmt(r['min_ms'])} | {fmt(r['max_ms'])} | "
                          f"{fmt(r['floor_ms'])} | {fmt(r['x_floor'])} | {fmt(r.get('speedup_vs_torch'))} | "
                          f"{verdict(r)} | {fmt(r['syncs_per_call'])} | {fmt(r['plan_misses'])}/{fmt(r['plan_evictions'])} | "
-                         f"{retire} | {agree} |")
+                         f"{retire} | {agree} |" + (f" {where_text(r)} |" if roof_rows else ""))
         lines.append("")
+        if roof_rows:
+            lines.append("Where the time goes (`--roofline`: one `tnrt contract --step-profile` job, its launches "
+                         "timed event to event; memory- and compute-bound launches' ms with their floors in "
+                         "brackets, overhead = its end-to-end median − the sum of its launches):")
+            lines.append("")
+            for rf in doc.get("rooflines") or []:
+                if rf.get("problem") != p["name"] or not rf.get("summary"):
+                    continue
+                c = rf["summary"]
+                tops = "; ".join(f"op {o['op']} (step {o['step']}, {o['bound']}) {fmt(o['ms'])} ms, "
+                                 f"×{fmt(o['x_floor'])} its floor" for o in c.get("top") or [])
+                lines.append(f"- {rf['variant']}: {c.get('ops')} launches, end-to-end {fmt(c.get('total_ms'))} ms, "
+                             f"launches {fmt(c.get('kernel_ms'))} ms; most over their floors: {tops or '—'}"
+                             + "".join(f"; warning: {w}" for w in c.get("warnings") or []))
+            lines.append("")
         prof = [r for r in prow if r.get("profiled")]
         if prof:
             lines.append("Profiled with CUPTI (`tnrt contract --profile`; the times above of these variants include "
@@ -664,7 +823,8 @@ def agreement_text(rows: list[dict]) -> tuple[str, bool]:
 
 def write_outputs(doc: dict, out_dir: str, order: list[str], final: bool = False) -> None:
     """results.json, results.csv, README.md (and, when final, the plots) from doc's records."""
-    rows = aggregate(doc["records"], doc["problems"], doc["bandwidth"], order)
+    rows = aggregate(doc["records"], doc["problems"], doc["bandwidth"], order, doc.get("gemm_peak"),
+                     doc.get("rooflines"))
     doc["rows"] = rows
     doc["order"] = order
     doc["agreement_text"], doc["agreement_ok"] = agreement_text(rows)
@@ -694,8 +854,13 @@ def print_summary(doc: dict, out_dir: str) -> None:
     for p in doc["problems"]:
         sys.stderr.write(f"\n{p['name']}:\n")
         for r in [r for r in rows if r["problem"] == p["name"]]:
-            sys.stderr.write(f"  {r['variant']:<{width}}  {fmt(r['median_ms']):>9} ms  x{fmt(r['x_floor'])} floor"
+            bound = {"memory": " (bytes)", "compute": " (flops)"}.get(r.get("floor_bound"), "")
+            sys.stderr.write(f"  {r['variant']:<{width}}  {fmt(r['median_ms']):>9} ms  x{fmt(r['x_floor'])} floor{bound}"
                              f"  {verdict(r)}\n")
+        for rf in doc.get("rooflines") or []:
+            if rf.get("problem") == p["name"]:
+                sys.stderr.write(f"  roofline of {rf['variant']}: " + (("\n    " + rf["text"].replace("\n", "\n    "))
+                                 if rf.get("text") else f"{rf.get('status')}: {str(rf.get('error', ''))[:120]}") + "\n")
     sys.stderr.write(f"\ncheck: rep medians within {AGREEMENT * 100:.0f}%: {doc['agreement_text']}\n")
     sys.stderr.write(f"host speed: {doc.get('host_text', '—')}\n")
 
@@ -712,7 +877,7 @@ def merge(dirs: list[str], out_dir: str, command: str) -> int:
     if len(names) > 1:
         sys.stderr.write(f"harness: warning: merging runs from different GPUs: {sorted(map(str, names))}\n")
     first = docs[0]
-    problems, seen, order, records, bws = [], set(), [], [], []
+    problems, seen, order, records, bws, peaks, rooflines = [], set(), [], [], [], [], []
     for d, x in zip(dirs, docs):
         for p in x["problems"]:
             if p["name"] not in seen:
@@ -725,17 +890,28 @@ def merge(dirs: list[str], out_dir: str, command: str) -> int:
             records.append(dict(r, part=d))
         if (x.get("bandwidth") or {}).get("status") == "ok":
             bws.append(x["bandwidth"])
+        if (x.get("gemm_peak") or {}).get("status") == "ok":
+            peaks.append(x["gemm_peak"])
+        rooflines += [dict(r, part=d) for r in x.get("rooflines") or []]
     bandwidth = None
     if bws:
         per_s = statistics.median(b["bandwidth_bytes_per_s"] for b in bws)
         bandwidth = dict(bws[0], bandwidth_bytes_per_s=per_s, bandwidth_GBps=per_s / 1e9,
                          parts=[b.get("bandwidth_GBps") for b in bws],
                          method=f"median over {len(bws)} parts of: {bws[0].get('method')}")
+    gemm_peak = None
+    if peaks:  # per dtype, the median over the parts that measured it
+        dts = sorted({d for g in peaks for d in g["peaks_tflops"]})
+        gemm_peak = dict(peaks[0], peaks_tflops={d: statistics.median(g["peaks_tflops"][d] for g in peaks
+                                                                      if d in g["peaks_tflops"]) for d in dts},
+                         parts=[g.get("peaks_tflops") for g in peaks],
+                         method=f"median over {len(peaks)} parts of: {peaks[0].get('method')}")
     versions = {}
     for x in docs:
         for k, v in (x.get("versions") or {}).items():
             versions.setdefault(k, v)
     doc = dict(first, problems=problems, records=records, bandwidth=bandwidth, versions=versions,
+               gemm_peak=gemm_peak, rooflines=rooflines,
                command=command + "  # merging: " + " ; ".join(x.get("command", "?") for x in docs),
                parts=dirs, reps=max(x.get("reps", 1) for x in docs))
     os.makedirs(out_dir, exist_ok=True)
@@ -785,7 +961,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--problem", action="append", default=[], help="run only problems matching this glob")
     ap.add_argument("--skip-peers", action="store_true")
     ap.add_argument("--skip-tnrt", action="store_true")
-    ap.add_argument("--no-bandwidth", action="store_true", help="do not measure bandwidth (no floor)")
+    ap.add_argument("--no-bandwidth", action="store_true", help="do not measure bandwidth (no byte floor)")
+    ap.add_argument("--skip-peak", action="store_true", help="do not measure the GEMM peaks (no flop floor)")
+    ap.add_argument("--peaks", metavar="FILE", help="take the GEMM peaks from this bench/gemm_peak.py JSON "
+                    "(or an earlier results.json) instead of measuring them")
+    ap.add_argument("--roofline", action="store_true", help="for every compiled tnrt variant, one extra "
+                    "`tnrt contract ... --step-profile CSV` job per problem: where the time goes (bench/roofline.py)")
     ap.add_argument("--timeout", type=float, help="per-job timeout, s (default: the suite's timeout_s)")
     ap.add_argument("--budget", type=float, help="stop starting jobs after this many seconds (the rest is "
                     "recorded as skipped)")
@@ -828,15 +1009,19 @@ def main(argv: list[str] | None = None) -> int:
     peers = [] if args.skip_peers else [v for v in suite.get("peers", []) if selected(v["name"])]
     order = [v["name"] for v in variants] + [v["name"] for v in peers]
 
+    prob_objects: dict[str, common.Problem] = {}
     for p in problems:
         prob = problem_object(p)
+        prob_objects[p["name"]] = prob
         s = prob.summary(p["dtype"])
         p["bytes_read_written"] = s["bytes_read_written"]
+        p["flops"] = roofline.total_flops(prob, p["dtype"])
         p["summary"] = s
         p["summary_text"] = (f"{s['inputs']} inputs, {s['labels']} labels, {s['steps']} steps, up to "
                              f"{s['max_labels_per_step']} labels per step, largest intermediate "
                              f"{s['largest_intermediate_elements']} elements; "
-                             f"{s['bytes_read_written'] / 1e9:.3f} GB read+written over all steps")
+                             f"{s['bytes_read_written'] / 1e9:.3f} GB read+written and "
+                             f"{p['flops'] / 1e12:.4g} TFLOP over all steps")
         f = p["fill"]
         p["fill_text"] = common.Fill(f["kind"], float(f.get("value", common.REFERENCE_FILL)), int(f.get("seed", 0)),
                                      float(f.get("lo", 0)), float(f.get("hi", 1)), int(f.get("stream_base", 0))).describe()
@@ -851,6 +1036,12 @@ def main(argv: list[str] | None = None) -> int:
             for v in peers:
                 if applies(v, p):
                     jobs.append(("peer", rep, p, v))
+    # --roofline: one step-profile job per problem and compiled variant, after the timed reps
+    if args.roofline:
+        for p in problems:
+            for v in variants:
+                if applies(v, p) and v.get("mode") == "compiled":
+                    jobs.append(("roofline", 0, p, v))
 
     gpu = gpu_info() if device != "cpu" else {"name": "cpu"}
     gpu_slug = slug(gpu.get("name") or "")
@@ -863,6 +1054,10 @@ def main(argv: list[str] | None = None) -> int:
     raw = os.path.join(out_dir, "raw")
 
     def job_command(kind, rep, p, v, jpath):
+        if kind == "roofline":  # the variant's own command, profiled per launch, never under CUPTI
+            cmd = job_command("tnrt", rep, dict(p), dict(v, profile=False), jpath)
+            return cmd + ["--step-profile", jpath[:-len(".json")] + ".csv"] if jpath.endswith(".json") else \
+                cmd + ["--step-profile", jpath + ".csv"]
         if kind == "tnrt":
             fv = fill_values(p)
             fill_args = expand(suite["tnrt"]["fill_args"][p["fill"]["kind"]], fv)
@@ -917,7 +1112,7 @@ def main(argv: list[str] | None = None) -> int:
            "device": device, "reps": args.reps, "tnrt": tnrt, "problems": problems,
            "environment": {"gpu": gpu, "git": git_info(), "host": os.uname().nodename,
                            "python": sys.version.split()[0], "pinned_cpus": sorted(cpus) if cpus else None},
-           "versions": {}, "bandwidth": None, "records": [], "rows": []}
+           "versions": {}, "bandwidth": None, "gemm_peak": None, "records": [], "rooflines": [], "rows": []}
     if tnrt is None and variants:
         sys.stderr.write("harness: no tnrt binary found (build it, or pass --tnrt); its variants will fail\n")
 
@@ -943,6 +1138,12 @@ def main(argv: list[str] | None = None) -> int:
         doc["versions"].update({f"bandwidth:{k}": v for k, v in (bw.get("versions") or {}).items()})
         sys.stderr.write(f"harness: bandwidth {bw.get('bandwidth_GBps', 0):.1f} GB/s\n" if bw.get("status") == "ok"
                          else f"harness: bandwidth failed: {bw.get('error')}\n")
+    # the GEMM peaks of the dtypes used, once, before the jobs (the flop floor)
+    if args.peaks:
+        doc["gemm_peak"] = load_peaks(args.peaks)
+    elif not args.skip_peak and not runner.stopping:
+        doc["gemm_peak"] = measure_peaks(runner, args.python, device, sorted({p["dtype"] for p in problems}),
+                                         suite, raw, timeout)
 
     for p in problems:
         if runner.stopping:
@@ -957,30 +1158,31 @@ def main(argv: list[str] | None = None) -> int:
 
     bar = Progress(len(jobs))
     for kind, rep, p, v in jobs:
-        name = f"r{rep} {p['name']} / {v['name']}"
+        name = f"{'roofline' if kind == 'roofline' else f'r{rep}'} {p['name']} / {v['name']}"
         base = {"kind": kind, "rep": rep, "problem": p["name"], "dtype": p["dtype"], "variant": v["name"],
-                "mode": v.get("mode") if kind == "tnrt" else None, "timeout_s": timeout,
+                "mode": v.get("mode") if kind in ("tnrt", "roofline") else None, "timeout_s": timeout,
                 "profiled": kind == "tnrt" and profiled(suite, v)}
         if runner.stopping or (args.budget and time.monotonic() - t_start > args.budget):
             rec = dict(base, status="skipped", error="stopped by signal" if runner.stopping else
                        f"budget of {args.budget:.0f} s spent")
-            doc["records"].append(rec)
+            doc["rooflines" if kind == "roofline" else "records"].append(rec)
             bar.show(name, True, "skipped")
             continue
-        stem = os.path.join(raw, f"rep{rep}-{slug(p['name'])}-{slug(v['name'])}")
+        stem = os.path.join(raw, f"roofline-{slug(p['name'])}-{slug(v['name'])}" if kind == "roofline"
+                            else f"rep{rep}-{slug(p['name'])}-{slug(v['name'])}")
         jpath = stem + ".json"
-        for old in (jpath,):
+        for old in (jpath, stem + ".csv"):
             if os.path.exists(old):
                 os.remove(old)
         cmd = job_command(kind, rep, p, v, jpath)
         base["command"] = shlex.join(cmd)
         bar.show(name)
         env = dict(os.environ)
-        if kind == "tnrt" and os.path.isdir(CUTENSOR_STAGED):  # where ../shared/gpu-host/unpack.sh puts cuTENSOR
+        if kind in ("tnrt", "roofline") and os.path.isdir(CUTENSOR_STAGED):  # where ../shared/gpu-host/unpack.sh puts cuTENSOR
             env["LD_LIBRARY_PATH"] = CUTENSOR_STAGED + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
         env.update({str(k): str(val) for k, val in (v.get("env") or {}).items()})
         base["host_probe_ms"] = host_probe_ms()
-        if kind == "tnrt" and not tnrt:
+        if kind in ("tnrt", "roofline") and not tnrt:
             res = {"spawn_error": "no tnrt binary (pass --tnrt)"}
         else:
             res = runner.run(cmd, timeout, stem + ".stdout", stem + ".stderr", env=env)
@@ -994,6 +1196,12 @@ def main(argv: list[str] | None = None) -> int:
                 ver = {"verified": rec.get("tool_verified"), "reason": "tool's own verdict (" + ver.get("reason", "") + ")"}
             rec["verified"] = ver.pop("verified")
             rec["verification"] = ver
+        if kind == "roofline":
+            doc["rooflines"].append(fold_roofline(rec, prob_objects[p["name"]], p, doc, stem + ".csv"))
+            st = rec.get("status")
+            bar.show(name, True, f"roofline {st}" if st == "ok" else f"roofline {st}: {str(rec.get('error', ''))[:80]}")
+            write_all()
+            continue
         rep_obj = rec.get("report") or {}
         prefix = rep_obj.get("tool") or ("tnrt" if kind == "tnrt" else v["name"])
         for k, val in (rep_obj.get("versions") or {}).items():
@@ -1009,7 +1217,7 @@ def main(argv: list[str] | None = None) -> int:
     doc["environment"]["gpu_after"] = gpu_info() if device != "cpu" else {}
     write_all(final=True)
     print_summary(doc, out_dir)
-    failed = [r for r in doc["records"] if r.get("status") not in ("ok", "not_supported")]
+    failed = [r for r in doc["records"] + doc["rooflines"] if r.get("status") not in ("ok", "not_supported")]
     bad_ver = [r for r in doc["records"] if r.get("verified") is False]
     return 1 if bad_ver else (3 if failed else 0)
 

@@ -1,0 +1,366 @@
+"""The benchmark's floors and roofline (bench/roofline.py, bench/gemm_peak.py) and their harness
+integration (bench/harness.py --peaks/--skip-peak/--roofline). No GPU: a stand-in for tnrt writes the
+reports and step profiles a GPU run would, and the smoke suite runs on the CPU engine."""
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCH = os.path.join(ROOT, "bench")
+sys.path.insert(0, os.path.join(BENCH, "peers"))
+sys.path.insert(0, BENCH)
+import common  # noqa: E402
+import gemm_peak  # noqa: E402
+import roofline  # noqa: E402
+
+PY = sys.executable
+
+
+# --------------------------------------------------------------------------------------------------
+# costs by hand
+# --------------------------------------------------------------------------------------------------
+def test_matmul_flops_and_bytes():
+    p = common.load_problem(None, "ab,bc->ac", "3x4,4x5")
+    assert len(p.steps) == 1
+    (c,) = roofline.step_costs(p, "f32")
+    assert c["flops"] == 2 * 3 * 4 * 5 == 120
+    assert c["bytes"] == (3 * 4 + 4 * 5 + 3 * 5) * 4 == 188
+    (z,) = roofline.step_costs(p, "c64")
+    assert z["flops"] == 8 * 3 * 4 * 5
+    assert z["bytes"] == 47 * 8
+    assert roofline.step_costs(p, "f64")[0]["flops"] == 120
+    assert roofline.step_costs(p, "c128")[0]["bytes"] == 47 * 16
+    assert roofline.total_flops(p, "c128") == 480
+
+
+def test_unary_step_counts_elements_read():
+    p = common.load_problem(None, "ab->a", "3x4")
+    assert [s.rhs for s in p.steps] == [-1]
+    (c,) = roofline.step_costs(p, "f32")
+    assert c["kind"] == "unary"
+    assert c["flops"] == 12  # one add per element read
+    assert c["bytes"] == (12 + 3) * 4
+    assert roofline.step_costs(p, "c64")[0]["flops"] == 24
+
+
+def four_steps() -> common.Problem:
+    """T0[a,b] T1[b,a] -> s0 [] ; T2[c,d] T3[d,e] -> s1 [c,e] ; s1 T4[e,c] -> s2 [] ; s0 s2 -> s3 [].
+    a = b = 2, c = d = e = 8. f32: s0 8 flops 36 B, s1 1024 flops 768 B, s2 128 flops 516 B,
+    s3 2 flops 12 B."""
+    a, b, c, d, e = range(5)
+    p = common.Problem(inputs=[[a, b], [b, a], [c, d], [d, e], [e, c]], output=[], extents=[2, 2, 8, 8, 8],
+                       steps=[common.Step(0, 1, []), common.Step(2, 3, [c, e]), common.Step(6, 4, []),
+                              common.Step(5, 7, [])])
+    p.validate()
+    return p
+
+
+def test_costs_of_a_small_network_by_hand():
+    costs = roofline.step_costs(four_steps(), "f32")
+    assert [x["flops"] for x in costs] == [8, 1024, 128, 2]
+    assert [x["bytes"] for x in costs] == [36, 768, 516, 12]
+    assert [x["labels"] for x in costs] == [2, 3, 2, 0]
+
+
+def test_network_floor_picks_the_larger():
+    p = four_steps()  # 1332 bytes, 1162 flops
+    n = roofline.network_floors(p, "f32", 1e9, 1e9)
+    assert n["bytes"] == 1332 and n["flops"] == 1162
+    assert n["byte_floor_ms"] == pytest.approx(1.332e-3)
+    assert n["flop_floor_ms"] == pytest.approx(1.162e-3)
+    assert n["floor_ms"] == pytest.approx(1.332e-3) and n["bound"] == "memory"
+    n = roofline.network_floors(p, "f32", 1e9, 0.5e9)
+    assert n["flop_floor_ms"] == pytest.approx(2.324e-3)
+    assert n["floor_ms"] == pytest.approx(2.324e-3) and n["bound"] == "compute"
+    # every step at its own bound: 36 + 1024*2 + 516 + 12 (ns at these rates), never below the floor
+    assert n["sum_of_step_floors_ms"] == pytest.approx((36 + 2048 + 516 + 12) * 1e-6)
+    # one rate unknown: the other is the floor; none: no floor
+    assert roofline.network_floors(p, "f32", 1e9, None)["floor_ms"] == pytest.approx(1.332e-3)
+    only = roofline.network_floors(p, "f32", None, 1e9)
+    assert only["floor_ms"] == pytest.approx(1.162e-3) and only["bound"] == "compute"
+    assert roofline.network_floors(p, "f32", None, None)["floor_ms"] is None
+
+
+def test_step_floors_and_bounds():
+    st = roofline.step_floors(four_steps(), "f32", 1e9, 1e9)
+    assert [x["bound"] for x in st] == ["memory", "compute", "memory", "memory"]
+    assert [x["floor_ms"] for x in st] == pytest.approx([36e-6, 1024e-6, 516e-6, 12e-6])
+
+
+def test_peak_for_uses_tf32_off_for_f32():
+    peaks = {"f32": 50.0, "tf32": 400.0, "c64": 48.0}
+    assert roofline.peak_for(peaks, "f32") == pytest.approx(50e12)
+    assert roofline.peak_for(peaks, "complex64") == pytest.approx(48e12)
+    assert roofline.peak_for(peaks, "f64") is None
+    assert roofline.peak_for(None, "f32") is None
+
+
+# --------------------------------------------------------------------------------------------------
+# where the time goes, from a step profile
+# --------------------------------------------------------------------------------------------------
+HEADER = ["op", "step", "lhs_rank", "rhs_rank", "out_rank", "bytes", "ms", "gbps", "kernel"]
+
+
+def write_profile(path, rows):
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(HEADER)
+        for r in rows:
+            w.writerow(r)
+
+
+def test_summary_splits_memory_compute_overhead(tmp_path):
+    path = tmp_path / "steps.csv"
+    # the fused launch runs steps 0 and 3 (no row names them); steps 1 and 2 are library launches
+    write_profile(path, [[0, "fused", 0, 0, 0, 0, "0.001000", 0, "fused"],
+                         [1, 1, 2, 2, 2, 768, "0.004000", 0.2, "library"],
+                         [2, 2, 2, 2, 0, 516, "0.002000", 0.3, "tiled"]])
+    rows = roofline.read_step_profile(str(path))
+    assert [r["step"] for r in rows] == ["fused", 1, 2]
+    s = roofline.summarize(four_steps(), "f32", rows, 1e9, 1e9, total_ms=0.010)
+    assert s["ops"] == 3 and s["fused_steps"] == 2 and s["steps_in_profile"] == 4
+    assert s["kernel_ms"] == pytest.approx(0.007)
+    m, c = s["memory_bound"], s["compute_bound"]
+    assert (m["ops"], m["steps"]) == (2, 3)  # the fused launch (48 B, 10 flops) and step 2
+    assert m["ms"] == pytest.approx(0.003)
+    assert m["floor_ms"] == pytest.approx((48 + 516) * 1e-6)
+    assert (c["ops"], c["steps"]) == (1, 1)
+    assert c["ms"] == pytest.approx(0.004)
+    assert c["floor_ms"] == pytest.approx(1024e-6)
+    assert s["overhead_ms"] == pytest.approx(0.003)
+    assert [o["op"] for o in s["top"]] == [1, 2, 0]  # by time over floor
+    assert s["top"][0]["bound"] == "compute"
+    assert s["top"][0]["x_floor"] == pytest.approx(0.004 / 1024e-6)
+    assert s["warnings"] == []
+    # no end-to-end time: no overhead; the compact form carries the table's figures
+    s2 = roofline.summarize(four_steps(), "f32", rows, 1e9, 1e9)
+    assert s2["overhead_ms"] is None
+    cp = roofline.compact(s)
+    assert cp["memory_ms"] == pytest.approx(0.003) and cp["compute_ms"] == pytest.approx(0.004)
+    assert cp["overhead_ms"] == pytest.approx(0.003) and len(cp["top"]) == 3
+
+
+def test_summary_warns_when_the_steps_differ(tmp_path):
+    path = tmp_path / "steps.csv"
+    write_profile(path, [[0, 0, 2, 2, 0, 999, "0.001", 0, "library"],
+                         [1, 1, 2, 2, 2, 768, "0.001", 0, "library"]])
+    s = roofline.summarize(four_steps(), "f32", roofline.read_step_profile(str(path)), 1e9, 1e9, 0.01)
+    text = " ".join(s["warnings"])
+    assert "bytes differ" in text and "no fused launch" in text
+
+
+def test_not_a_step_profile(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="not a step profile"):
+        roofline.read_step_profile(str(path))
+
+
+def test_roofline_cli(tmp_path):
+    out = tmp_path / "r.json"
+    steps = tmp_path / "s.csv"
+    write_profile(steps, [[0, 0, 2, 2, 2, 376, "0.5", 0, "library"]])
+    r = subprocess.run([PY, os.path.join(BENCH, "roofline.py"), "--expr", "ab,bc->ac", "--shapes", "3x4,4x5",
+                        "--dtype", "c64", "--bandwidth-gbs", "1", "--peak-tflops", "1e-3", "--steps", str(steps),
+                        "--total-ms", "2", "--json", str(out)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "where the time goes" in r.stdout and "compute-bound" in r.stdout
+    d = json.loads(out.read_text())
+    n = d["network"]
+    assert n["flops"] == 480 and n["bytes"] == 376
+    assert n["byte_floor_ms"] == pytest.approx(376 / 1e9 * 1e3)
+    assert n["flop_floor_ms"] == pytest.approx(480 / 1e9 * 1e3)
+    assert n["bound"] == "compute"
+    assert d["overhead_ms"] == pytest.approx(1.5)
+    assert d["compute_bound"]["ms"] == pytest.approx(0.5)
+
+
+# --------------------------------------------------------------------------------------------------
+# gemm_peak.py
+# --------------------------------------------------------------------------------------------------
+def test_gemm_flop_convention():
+    assert gemm_peak.gemm_flops(8192, "f32") == 2 * 8192 ** 3
+    assert gemm_peak.gemm_flops(8192, "tf32") == 2 * 8192 ** 3
+    assert gemm_peak.gemm_flops(10, "c64") == 8000
+    assert gemm_peak.gemm_flops(10, "c128") == 8000
+
+
+def test_gemm_peak_on_cpu(tmp_path):
+    out = tmp_path / "peak.json"
+    r = subprocess.run([PY, os.path.join(BENCH, "gemm_peak.py"), "--device", "cpu", "--size", "32",
+                        "--repeats", "2", "--warmups", "1", "--json", str(out)], capture_output=True, text=True,
+                       timeout=120)
+    d = json.loads(out.read_text())
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        assert r.returncode == gemm_peak.EXIT_NOT_SUPPORTED
+        assert d["status"] == "not_supported" and d["peaks_tflops"] == {}
+        assert "torch" in d["error"]
+        return
+    assert r.returncode == 0, r.stderr
+    assert d["status"] == "ok"
+    for k in ("f32", "f64", "c64", "c128", "tf32"):
+        assert d["peaks_tflops"][k] > 0
+        assert d["entries"][k]["flops"] == gemm_peak.gemm_flops(32, k)
+
+
+def test_gemm_peak_rejects_an_unknown_dtype():
+    r = subprocess.run([PY, os.path.join(BENCH, "gemm_peak.py"), "--device", "cpu", "--dtypes", "f16"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--dtypes" in r.stderr
+
+
+# --------------------------------------------------------------------------------------------------
+# the harness
+# --------------------------------------------------------------------------------------------------
+FAKE_TNRT = r'''#!/usr/bin/env python3
+import json, sys
+a = sys.argv[1:]
+rep = {"tool": "tnrt", "status": "ok", "times_ms": [1.0, 1.0, 1.0], "median_ms": 1.0, "min_ms": 1.0,
+       "max_ms": 1.0, "result": {"scalar": 0.25, "shape": []}, "verification": {"status": "not_run"},
+       "counters": {}}
+if "--step-profile" in a:
+    with open(a[a.index("--step-profile") + 1], "w") as f:
+        f.write("op,step,lhs_rank,rhs_rank,out_rank,bytes,ms,gbps,kernel\n")
+        f.write("0,fused,0,0,0,0,0.100000,0,fused\n")   # steps 0-2
+        f.write("1,3,2,2,1,0,0.200000,0,library\n")
+        f.write("2,4,1,1,0,0,0.300000,0,library\n")
+json.dump(rep, open(a[a.index("--json") + 1], "w"))
+print("0.25")
+'''
+
+
+@pytest.fixture
+def fake_suite(tmp_path):
+    fake = tmp_path / "fake-tnrt"
+    fake.write_text(FAKE_TNRT)
+    fake.chmod(0o755)
+    with open(os.path.join(BENCH, "suites", "smoke.json"), encoding="utf-8") as f:
+        suite = json.load(f)
+    suite["name"] = "roofline-switch"
+    suite["problems"] = [p for p in suite["problems"] if p["name"] == "tiny-tree"]
+    suite["problems"][0]["file"] = os.path.join(ROOT, suite["problems"][0]["file"])
+    suite["variants"] = [{"name": "eager", "mode": "eager", "options": []},
+                         {"name": "compiled", "mode": "compiled", "options": []}]
+    suite["peers"] = []
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(suite))
+    return str(path), str(fake)
+
+
+def harness(*args, timeout=120):
+    return subprocess.run([PY, os.path.join(BENCH, "harness.py"), *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+def test_harness_flop_floor_and_roofline(tmp_path, fake_suite):
+    suite, fake = fake_suite
+    peaks = tmp_path / "peaks.json"  # absurdly slow "GEMMs" so that the flop floor is the larger
+    peaks.write_text(json.dumps({"status": "ok", "method": "test", "peaks_tflops": {"f32": 1e-12, "tf32": 1.0}}))
+    out = tmp_path / "out"
+    r = harness(suite, "--tnrt", fake, "--device", "cpu", "--reps", "1", "--peaks", str(peaks), "--roofline",
+                "--out", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = json.loads((out / "results.json").read_text())
+    assert d["gemm_peak"]["peaks_tflops"]["f32"] == 1e-12
+    prob = common.load_problem(os.path.join(ROOT, "bench/suites/data/tiny_tree.json"))
+    flops = roofline.total_flops(prob, "f32")
+    nbytes = prob.total_bytes("f32")
+    assert d["problems"][0]["flops"] == flops
+    rows = {x["variant"]: x for x in d["rows"]}
+    bw = d["bandwidth"]["bandwidth_bytes_per_s"]
+    for row in rows.values():
+        assert row["byte_floor_ms"] == pytest.approx(nbytes / bw * 1e3)
+        assert row["flop_floor_ms"] == pytest.approx(flops * 1e3)  # 1 flop/s: flops seconds
+        assert row["floor_ms"] == pytest.approx(max(row["byte_floor_ms"], row["flop_floor_ms"]))
+        assert row["floor_bound"] == "compute"
+        assert row["x_floor"] == pytest.approx(1.0 / row["floor_ms"])
+    # one roofline job, for the compiled variant only
+    assert [x["variant"] for x in d["rooflines"]] == ["compiled"]
+    rf = d["rooflines"][0]
+    assert rf["status"] == "ok", rf
+    assert "--step-profile" in rf["command"]
+    s = rf["summary"]
+    assert s["kernel_ms"] == pytest.approx(0.6)
+    assert s["overhead_ms"] == pytest.approx(0.4)  # median 1.0 - 0.6
+    assert s["compute_ms"] == pytest.approx(0.6) and s["memory_ms"] == pytest.approx(0.0)
+    assert rows["compiled"]["roofline_overhead_ms"] == pytest.approx(0.4)
+    assert rows["eager"].get("roofline_overhead_ms") is None
+    # roofline jobs are no reps of the variant
+    assert rows["compiled"]["reps"] == 1
+    with open(out / "results.csv", newline="", encoding="utf-8") as f:
+        crow = {x["variant"]: x for x in csv.DictReader(f)}
+    for k in ("byte_floor_ms", "flop_floor_ms", "floor_bound", "roofline_memory_ms", "roofline_compute_ms",
+              "roofline_overhead_ms"):
+        assert k in crow["compiled"]
+    assert float(crow["compiled"]["roofline_overhead_ms"]) == pytest.approx(0.4)
+    readme = (out / "README.md").read_text()
+    assert "GEMM peaks: f32" in readme and "tf32 1.0" in readme
+    assert "the floor is the flop floor (compute-bound)" in readme
+    assert "mem / compute / overhead ms" in readme
+    assert "Where the time goes" in readme
+    assert os.path.exists(out / "raw" / "roofline-tiny-tree-compiled.csv")
+    assert os.path.exists(out / "raw" / "roofline-tiny-tree-compiled.roofline.json")
+
+
+def test_harness_without_peaks_or_roofline(tmp_path, fake_suite):
+    suite, fake = fake_suite
+    out = tmp_path / "out"
+    r = harness(suite, "--tnrt", fake, "--device", "cpu", "--reps", "1", "--skip-peak", "--no-bandwidth",
+                "--out", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = json.loads((out / "results.json").read_text())
+    assert d["gemm_peak"] is None and d["rooflines"] == []
+    for row in d["rows"]:
+        assert row["floor_ms"] is None and row["x_floor"] is None
+    readme = (out / "README.md").read_text()
+    assert "GEMM peaks: not measured" in readme
+    assert "mem / compute / overhead ms" not in readme
+    dry = harness(suite, "--tnrt", fake, "--device", "cpu", "--reps", "1", "--roofline", "--dry-run")
+    assert dry.returncode == 0
+    assert sum("--step-profile" in line for line in dry.stdout.splitlines()) == 1
+
+
+def test_harness_merge_pools_peaks(tmp_path, fake_suite):
+    suite, fake = fake_suite
+    parts = []
+    for i, v in enumerate((1.0, 3.0)):
+        peaks = tmp_path / f"p{i}.json"
+        peaks.write_text(json.dumps({"status": "ok", "peaks_tflops": {"f32": v}}))
+        part = tmp_path / f"part{i}"
+        r = harness(suite, "--tnrt", fake, "--device", "cpu", "--reps", "1", "--no-bandwidth", "--peaks", str(peaks),
+                    "--roofline", "--out", str(part))
+        assert r.returncode == 0, r.stderr
+        parts.append(str(part))
+    out = tmp_path / "merged"
+    r = harness("--merge", *parts, "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    d = json.loads((out / "results.json").read_text())
+    assert d["gemm_peak"]["peaks_tflops"]["f32"] == pytest.approx(2.0)
+    assert len(d["rooflines"]) == 2
+
+
+TNRT = os.path.join(ROOT, "build", "tnrt")
+
+
+@pytest.mark.skipif(not os.access(TNRT, os.X_OK), reason="no build/tnrt")
+def test_harness_runs_the_smoke_suite_on_cpu(tmp_path):
+    out = tmp_path / "smoke"
+    r = harness(os.path.join(BENCH, "suites", "smoke.json"), "--device", "cpu", "--tnrt", TNRT, "--reps", "1",
+                "--only", "eager", "--only", "compiled", "--only", "numpy", "--roofline", "--out", str(out),
+                timeout=300)
+    # 0, or 3 where a job failed; never a crash or a verification failure
+    assert r.returncode in (0, 3), r.stdout + r.stderr[-3000:]
+    d = json.loads((out / "results.json").read_text())
+    ok = [x for x in d["rows"] if x["reps_ok"]]
+    assert ok and all(x["verified"] is not False for x in d["rows"])
+    assert all(x["byte_floor_ms"] for x in ok)
+    assert d["gemm_peak"]["status"] in ("ok", "not_supported")
+    # compiled runs on the GPU only: its roofline jobs are recorded as not supported
+    assert {x["status"] for x in d["rooflines"]} <= {"ok", "not_supported"}
+    assert len(d["rooflines"]) == 3
