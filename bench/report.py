@@ -1,5 +1,6 @@
 """Plots for a harness run: one PNG bar chart per problem (median time of every tnrt variant and peer,
-min..max as an error bar, the floor as a horizontal line) and, where the reports carry
+min..max as an error bar, the floor (the larger of the byte and flop floors) as a dashed line, the
+smaller one dotted) and, where the reports carry
 counters.profile.gaps_us (tnrt contract --profile; the harness's "profile" suite/variant key or its
 --profile flag), a histogram of the gaps between kernels per variant. Profiled variants' bars are
 hatched and labelled "(profiled)": their times carry CUPTI's overhead.
@@ -64,9 +65,16 @@ def make_plots(doc: dict, out_dir: str) -> tuple[list[str], str]:
                         color="red" if r.get("verified") is False else "black",
                         xytext=(0, 2), textcoords="offset points")
         floor = prow[0].get("floor_ms")
-        if floor:
+        if floor:  # the larger of the byte and flop floors (harness.py); the smaller one dotted
+            which = {"memory": "byte", "compute": "flop"}.get(prow[0].get("floor_bound"), "")
             ax.axhline(floor, color="black", linestyle="--", linewidth=1)
-            ax.annotate(f"floor {floor:.2f} ms", (len(names) - 0.5, floor), ha="right", va="bottom", fontsize=8)
+            ax.annotate(f"{which + ' ' if which else ''}floor {floor:.3g} ms", (len(names) - 0.5, floor),
+                        ha="right", va="bottom", fontsize=8)
+            other = prow[0].get("flop_floor_ms" if which == "byte" else "byte_floor_ms") if which else None
+            if other and other < floor and other > floor * 1e-3:
+                ax.axhline(other, color="gray", linestyle=":", linewidth=1)
+                ax.annotate(f"{'flop' if which == 'byte' else 'byte'} floor {other:.3g} ms", (len(names) - 0.5, other),
+                            ha="right", va="bottom", fontsize=7, color="gray")
         ax.set_xticks(range(len(names)))
         ax.set_xticklabels(names, rotation=35, ha="right", fontsize=8)
         ax.set_ylabel("median ms (bars: min..max)")

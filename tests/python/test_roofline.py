@@ -364,3 +364,31 @@ def test_harness_runs_the_smoke_suite_on_cpu(tmp_path):
     # compiled runs on the GPU only: its roofline jobs are recorded as not supported
     assert {x["status"] for x in d["rooflines"]} <= {"ok", "not_supported"}
     assert len(d["rooflines"]) == 3
+
+
+SLOW_PEER = r'''import sys, time
+time.sleep(60)
+'''
+
+
+def test_harness_job_timeout_and_budget(tmp_path, fake_suite):
+    """A peer past --timeout is killed and recorded as a timeout; past --budget no job starts."""
+    suite_path, fake = fake_suite
+    slow = tmp_path / "slow_peer.py"
+    slow.write_text(SLOW_PEER)
+    suite = json.loads(open(suite_path).read())
+    suite["peers"] = [{"name": "slow", "script": str(slow), "args": []}]
+    suite["variants"] = []
+    path = tmp_path / "slow.json"
+    path.write_text(json.dumps(suite))
+    out = tmp_path / "t"
+    r = harness(str(path), "--tnrt", fake, "--device", "cpu", "--reps", "1", "--skip-peak", "--no-bandwidth",
+                "--timeout", "1", "--out", str(out), timeout=60)
+    assert r.returncode == 3, r.stderr
+    (rec,) = json.loads((out / "results.json").read_text())["records"]
+    assert rec["status"] == "timeout" and rec["wall_s"] < 15
+    out = tmp_path / "b"
+    r = harness(str(path), "--tnrt", fake, "--device", "cpu", "--reps", "2", "--skip-peak", "--no-bandwidth",
+                "--budget", "0.000001", "--out", str(out), timeout=60)
+    recs = json.loads((out / "results.json").read_text())["records"]
+    assert [x["status"] for x in recs] == ["skipped", "skipped"]
