@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     common.add_peer_arguments(ap)
     ap.add_argument("--backend", choices=["torch", "numpy", "cupy"], default="torch",
-                    help="array library cotengra dispatches to (numpy: --device cpu)")
+                    help="array library cotengra dispatches to (numpy: --device cpu; cupy: cuda; torch: either)")
     ap.add_argument("--implementation", choices=["auto", "autoray", "cotengra"], default="auto",
                     help="pairwise kernels: the backend's tensordot/einsum (autoray) or cotengra's bmm ones")
     ap.add_argument("--strip-exponent", action="store_true", help="rescale each intermediate (cotengra option)")
@@ -100,9 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         pass
     on_cpu = args.device == "cpu"
-    if (args.backend == "numpy") != on_cpu:
+    if (args.backend == "numpy" and not on_cpu) or (args.backend == "cupy" and on_cpu):
         return finish(report, args, "not_supported",
-                      f"backend {args.backend} with device {args.device}: numpy runs on the cpu, torch/cupy here on cuda", 2)
+                      f"backend {args.backend} with device {args.device}: numpy runs on the cpu, cupy on cuda", 2)
     try:
         backend = __import__(args.backend)
     except Exception as exc:
