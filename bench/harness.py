@@ -450,7 +450,9 @@ def load_peaks(path: str) -> dict:
     if "peaks_tflops" not in doc and isinstance(doc.get("gemm_peak"), dict):
         doc = doc["gemm_peak"]
     doc = dict(doc, source=os.path.abspath(path))
-    if not doc.get("peaks_tflops"):
+    if doc.get("peaks_tflops"):
+        doc.setdefault("status", "ok")
+    else:
         doc.setdefault("status", "failed")
         doc.setdefault("error", f"--peaks {path}: no peaks_tflops")
     return doc
