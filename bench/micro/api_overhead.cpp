@@ -13,11 +13,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "cuda/compiled.hpp"
 #include "cuda/engine.hpp"
+#include "cuda/strided_copy.hpp"
 #include "tnrt/context.hpp"
 #include "tnrt/formats.hpp"
 
@@ -91,12 +93,53 @@ int main(int argc, char** argv) {
     const tnrt::tensor_view out = views.back();
     views.pop_back();
 
-    double graph_us = 0;
+    double graph_us = 0, io_us = 0, launches_us = 0, table_us = 0;
     {
       tnrt::cuda::engine eng(tnrt::options{});
       tnrt::cuda::compiled_program prog(eng, p);
       graph_us = host_us(calls, st, [&] { prog.run(st); });
+      // the io graph, ordered by one event as cuda_program does
+      cudaEvent_t done = nullptr, arrive = nullptr;
+      check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "event");
+      check(cudaEventCreateWithFlags(&arrive, cudaEventDisableTiming), "event");
+      std::vector<const void*> srcs;
+      for (std::size_t i = 0; i < p.net.inputs.size(); ++i) srcs.push_back(views[i].data);
+      if (prog.has_io_graph()) {
+        io_us = host_us(calls, st, [&] {
+          check(cudaStreamWaitEvent(st, done, 0), "wait");
+          prog.launch_io(srcs, out.data, st);
+          check(cudaEventRecord(done, st), "record");
+        });
+      }
+      // copies by launches of their own, bridged to the engine's stream
+      std::vector<tnrt::cuda::gather_entry> entries;
+      cudaStream_t own = eng.stream();
+      launches_us = host_us(calls, st, [&] {
+        check(cudaEventRecord(arrive, st), "record");
+        check(cudaStreamWaitEvent(own, arrive, 0), "wait");
+        entries.clear();
+        for (std::size_t i = 0; i < srcs.size(); ++i) entries.push_back({srcs[i], prog.input(i), prog.input_bytes(i)});
+        tnrt::cuda::launch_gather(entries, own);
+        prog.run(own);
+        check(cudaMemcpyAsync(out.data, prog.result(), prog.result_bytes(), cudaMemcpyDeviceToDevice, own), "memcpy");
+        check(cudaEventRecord(done, own), "record");
+        check(cudaStreamWaitEvent(st, done, 0), "wait");
+      });
+      void* pinned = nullptr;
+      void* table = nullptr;
+      const std::size_t table_bytes = sizeof(void*) * (srcs.size() + 1);
+      check(cudaMallocHost(&pinned, table_bytes), "cudaMallocHost");
+      check(cudaMalloc(&table, table_bytes), "cudaMalloc");
+      table_us = host_us(calls, st, [&] {
+        std::memcpy(pinned, srcs.data(), sizeof(void*) * srcs.size());
+        check(cudaMemcpyAsync(table, pinned, table_bytes, cudaMemcpyHostToDevice, st), "memcpy");
+      });
       eng.synchronize();
+      check(cudaStreamSynchronize(st), "sync");
+      (void)cudaFreeHost(pinned);
+      (void)cudaFree(table);
+      (void)cudaEventDestroy(done);
+      (void)cudaEventDestroy(arrive);
     }
     tnrt::context ctx;
     tnrt::program prog = ctx.compile(p);
@@ -106,6 +149,9 @@ int main(int argc, char** argv) {
                 p.tree.steps.size(), prog.launches(), prog.uses_graph() ? "yes" : "no");
     std::printf("host time per call, median of %d:\n", calls);
     std::printf("  graph launch alone (internal)      %8.2f us\n", graph_us);
+    std::printf("  io graph: 2 node updates + launch + event wait/record (internal) %8.2f us\n", io_us);
+    std::printf("  copies by launches: bridge + gather + graph + memcpy (internal)  %8.2f us\n", launches_us);
+    std::printf("  pointer table upload from pinned memory (internal)               %8.2f us\n", table_us);
     std::printf("  program::run (public API)          %8.2f us  (%.2f us beyond the graph launch)\n", run_us, run_us - graph_us);
     std::printf("  context::contract, eager, repeated %8.2f us\n", eager_us);
     for (void* b : bufs) (void)cudaFree(b);

@@ -67,7 +67,7 @@ struct api_stats {
   std::uint64_t programs_compiled = 0;
   std::uint64_t analysis_hits = 0;    // eager calls that reused the structural analysis
   std::uint64_t analysis_misses = 0;  // eager calls that built it (a new structure)
-  std::uint64_t cross_stream_waits = 0;  // calls on a caller's stream, bridged to the context's own by two events
+  std::uint64_t bridged_calls = 0;  // calls on a caller's stream run on the context's own, bridged by two events (eager calls; program runs without an io graph)
 };
 
 struct counters {

@@ -280,7 +280,7 @@ nb::dict dict_of(const tnrt::counters& c) {
   api["programs_compiled"] = c.api.programs_compiled;
   api["analysis_hits"] = c.api.analysis_hits;
   api["analysis_misses"] = c.api.analysis_misses;
-  api["cross_stream_waits"] = c.api.cross_stream_waits;
+  api["bridged_calls"] = c.api.bridged_calls;
   syncs["stream_syncs"] = c.syncs.stream_syncs;
   syncs["device_syncs"] = c.syncs.device_syncs;
   syncs["event_syncs"] = c.syncs.event_syncs;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU host, from the repo root: unpack cuTENSOR (all parts must have arrived) and the
 # binaries, then run the named steps, logging under $OUT (or /tmp/out).
-#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env tests ref bench peers sanitize cupti
+#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra fam ref soak sanitize cupti ...
 set -uo pipefail
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 bash .gpu-host/unpack.sh | tail -1
@@ -11,6 +11,15 @@ if [[ -f .gpu-bin/bin.tar.xz ]]; then mkdir -p $bin && tar -xJf .gpu-bin/bin.tar
 export TNRT_CUPTI_DIR=$bin  # pack-bin.sh bundles libcupti.so.13 there (--profile, test_cuda_profiler)
 export TNRT_SOURCE_DIR=$PWD PYTHONUNBUFFERED=1
 ref=data/tensornetwork_permutation_optimized.json
+# The peers' Python packages (wheels in .whl and .whl-cq), the tnrt extension (.gpu-bin/py.tar.xz),
+# and a CUDA_HOME where cuda.pathfinder finds libcutensornet.so.2 beside libcutensor.so.2.
+peer_env() {
+  [[ -d /tmp/site ]] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl .whl-cq/*.whl 2>&1 | tail -2
+  mkdir -p /tmp/tnrt-py && tar -xJf .gpu-bin/py.tar.xz -C /tmp/tnrt-py
+  mkdir -p /tmp/cq/lib64; ln -sf /opt/tnrt-deps/lib/libcutensor.so.2 /tmp/cq/lib64/
+  ln -sf "$(find /tmp/site -name 'libcutensornet.so*' | head -1)" /tmp/cq/lib64/libcutensornet.so.2
+  export CUDA_HOME=/tmp/cq PYTHONPATH=/tmp/tnrt-py:/tmp/site:${PYTHONPATH:-}
+}
 for s in "$@"; do
   echo "=== $s ($(date -u +%H:%M:%S))"
   case $s in
@@ -28,12 +37,14 @@ for s in "$@"; do
             timeout 200 python3 bench/python/api_bench.py $ref --json $out/python-api.json 2>&1 | tail -6
             timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled 2>&1 | grep -E "^time" ;;
     cotengra) # cotengra's contractors on one tree: tnrt, cuTensorNet (wheels in .whl-cq), torch
-            python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl .whl-cq/*.whl 2>&1 | tail -2
-            mkdir -p /tmp/tnrt-py && tar -xJf .gpu-bin/py.tar.xz -C /tmp/tnrt-py
-            mkdir -p /tmp/cq/lib64; ln -sf /opt/tnrt-deps/lib/libcutensor.so.2 /tmp/cq/lib64/
-            ln -sf "$(find /tmp/site -name 'libcutensornet.so*' | head -1)" /tmp/cq/lib64/libcutensornet.so.2
-            export CUDA_HOME=/tmp/cq PYTHONPATH=/tmp/tnrt-py:/tmp/site:${PYTHONPATH:-}
+            peer_env
             timeout 400 python3 bench/python/cotengra_bench.py --json $out/cotengra.json 2>&1 | tail -8 ;;
+    fam)    # the public multi-family suite (bench/suites/families.json): tnrt and every peer, one rep,
+            # the roofline of tnrt compiled; FAM_BUDGET seconds at most (default 360)
+            peer_env
+            python3 bench/harness.py bench/suites/families.json --tnrt $bin/tnrt --reps 1 --budget ${FAM_BUDGET:-360} \
+              --roofline --out /tmp/fam 2>&1 | tail -60
+            tar -czf $out/fam.tgz -C /tmp fam ;;
     apidbg) # an unstripped test_cuda_api (.gpu-dbg/test_cuda_api.xz): each test alone, then a backtrace
             mkdir -p /tmp/dbg && xz -dc .gpu-dbg/test_cuda_api.xz > /tmp/dbg/test_cuda_api && chmod +x /tmp/dbg/test_cuda_api
             for t in EagerAndCompiledOnUserStreamsAnyLayout ProgramThousandRunsNewPointersAndValues FourStreamsThousandContractionsEach BadViewsAreTypedErrors; do
@@ -46,30 +57,6 @@ for s in "$@"; do
     torch) timeout 300 python3 bench/peers/torch_tree.py $ref --json $out/torch.json 2>&1 | tail -5
            timeout 300 python3 bench/peers/torch_tree.py $ref --graph --json $out/torch-graph.json 2>&1 | tail -5
            python3 -c "import json;[print(f, json.load(open('$out/'+f)).get('median_ms')) for f in ['torch.json','torch-graph.json']]" ;;
-    profile) for dt in f32 f64; do TNRT_STEP_PROFILE=$out/steps-$dt.csv timeout 300 $bin/tnrt contract $ref --device cuda --mode compiled --dtype $dt --warmup 1 --repeat 3 2>&1 | grep -E "time|result"; done
-             for pc in 64 256; do timeout 300 $bin/tnrt contract $ref --device cuda --mode eager --plan-cache $pc --json $out/eager-pc$pc.json 2>&1 | grep -E "time|plan cache"; done
-             python3 -c "import json;[print(f, json.load(open('$out/'+f)).get('enqueue_ms')) for f in ['eager-pc64.json','eager-pc256.json']]" ;;
-    explore) for v in "--layout follow" "--layout column" "--layout row" "--layout follow --no-fuse" "--layout follow --no-graph"; do
-               echo "--- compiled $v"; timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled $v 2>&1 | grep -E "^time|^result"; done
-             for v in "--layout follow" "--layout column" "--layout follow --plan-cache 256"; do
-               echo "--- eager $v"; timeout 120 $bin/tnrt contract $ref --device cuda --mode eager $v 2>&1 | grep -E "^time|^result|plan cache"; done
-             TNRT_STEP_PROFILE=$out/steps-follow.csv timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled --warmup 1 --repeat 2 >/dev/null 2>&1
-             timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled --dtype f64 2>&1 | grep -E "^time|^result" ;;
-    explore2) for v in "" "--no-skinny" "--no-fuse" "--layout follow" "--dtype f64" "--dtype c64" "--random 7 --verify"; do
-               echo "--- compiled $v"; timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled $v 2>&1 | grep -E "^time|^result|verif"; done
-             for v in "" "--plan-cache 256" "--no-skinny"; do
-               echo "--- eager $v"; timeout 120 $bin/tnrt contract $ref --device cuda --mode eager $v --json $out/e.json 2>&1 | grep -E "^time|^result|plan cache"
-               python3 -c "import json,statistics;print('enqueue ms',statistics.median(json.load(open('$out/e.json'))['enqueue_ms']))"; done
-             TNRT_STEP_PROFILE=$out/steps-skinny.csv timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled --warmup 1 --repeat 2 >/dev/null 2>&1 ;;
-    explore3) for v in "" "--skinny off" "--skinny on" "--dtype f64" "--dtype f64 --skinny off"; do
-               echo "--- compiled $v"; timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled $v 2>&1 | grep -E "^time|^result|verif"; done
-             for v in "" "--skinny off" "--plan-cache 256" "--plan-cache 256 --skinny off"; do
-               echo "--- eager $v"; timeout 120 $bin/tnrt contract $ref --device cuda --mode eager $v --json $out/e.json 2>&1 | grep -E "^time|^result|plan cache"
-               python3 -c "import json,statistics;print('enqueue ms',statistics.median(json.load(open('$out/e.json'))['enqueue_ms']))"; done
-             TNRT_STEP_PROFILE=$out/steps-auto.csv timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled --warmup 1 --repeat 2 >/dev/null 2>&1
-             TNRT_STEP_PROFILE=$out/steps-on.csv timeout 120 $bin/tnrt contract $ref --device cuda --mode compiled --skinny on --warmup 1 --repeat 2 >/dev/null 2>&1 ;;
-    explore4) for v in "--algo patient" "--algo gett" "--algo ttgt" "--jit"; do
-               echo "--- compiled $v"; timeout 300 $bin/tnrt contract $ref --device cuda --mode compiled $v 2>&1 | grep -E "^time|^result|^compile"; done ;;
     suite-a) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-const --reps 3 --budget 560 --out /tmp/ref-a 2>&1 | tail -45
              tar -czf $out/ref-a.tgz -C /tmp ref-a ;;
     suite-b) python3 bench/harness.py bench/suites/reference.json --tnrt $bin/tnrt --problem ref-f32-random --problem ref-f64-const --reps 3 --budget 560 --out /tmp/ref-b 2>&1 | tail -30

@@ -451,7 +451,7 @@ counters context::stats() const {
   c.api = s.api;
   c.api.analysis_hits = backend.analysis_hits;
   c.api.analysis_misses = backend.analysis_misses;
-  c.api.cross_stream_waits = backend.cross_stream_waits;
+  c.api.bridged_calls = backend.bridged_calls;
   return c;
 }
 

@@ -250,10 +250,49 @@ void compiled_program::capture() {
   if (enqueued && end == cudaSuccess && g != nullptr && cudaGraphInstantiate(&exec, g, 0) == cudaSuccess) {
     graph_ = std::move(graph);
     exec_.reset(exec);
+    build_io_graph();
   } else {
     (void)cudaGetLastError();
     if (graph_note_.empty()) graph_note_ = "graph capture failed; replaying on the stream";
   }
+}
+
+// 7. The io graph over the captured one. Its gathers start with null sources (skipped) and real
+//    sizes (they fix the grids); launch_io sets the pointers of each launch. Without it (a failed
+//    build) programs copy with launches of their own.
+void compiled_program::build_io_graph() {
+  try {
+    cudaGraph_t raw = nullptr;
+    TNRT_CUDA(cudaGraphCreate(&raw, 0));
+    graph_owner g(raw);
+    io_entries_.clear();
+    for (std::size_t i = 0; i < inputs_.size(); ++i) io_entries_.push_back(gather_entry{nullptr, inputs_[i], input_bytes_[i]});
+    gather_nodes in(g.get(), {}, io_entries_);
+    cudaGraphNode_t steps = nullptr;
+    TNRT_CUDA(cudaGraphAddChildGraphNode(&steps, g.get(), in.nodes().data(), in.nodes().size(), graph_.get()));
+    const gather_entry out_entry{nullptr, result_, result_bytes_};
+    gather_nodes out(g.get(), std::span<const cudaGraphNode_t>(&steps, 1), std::span<const gather_entry>(&out_entry, 1));
+    cudaGraphExec_t exec = nullptr;
+    TNRT_CUDA(cudaGraphInstantiate(&exec, g.get(), 0));
+    io_exec_.reset(exec);
+    io_graph_ = std::move(g);
+    io_in_ = std::move(in);
+    io_out_ = std::move(out);
+  } catch (const error& e) {
+    (void)cudaGetLastError();
+    io_exec_.reset();
+    graph_note_ = std::string("no io graph (") + e.what() + "); inputs and result copied by launches of their own";
+  }
+}
+
+void compiled_program::launch_io(std::span<const void* const> srcs, void* out, cudaStream_t stream) {
+  if (io_exec_ == nullptr) throw internal_error("launch_io without an io graph");
+  if (srcs.size() != io_entries_.size()) throw internal_error("launch_io: wrong number of inputs");
+  for (std::size_t i = 0; i < srcs.size(); ++i) io_entries_[i].src = srcs[i];
+  io_in_.set(io_exec_.get(), io_entries_);
+  const gather_entry out_entry{out == nullptr ? nullptr : result_, out, out == nullptr ? 0 : result_bytes_};
+  io_out_.set(io_exec_.get(), std::span<const gather_entry>(&out_entry, 1));
+  TNRT_CUDA(cudaGraphLaunch(io_exec_.get(), stream));
 }
 
 // Times each step that tnrt's own kernel can take both ways, on the program's own buffers (their

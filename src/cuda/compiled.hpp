@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "core/step_plan.hpp"
 #include "core/tiled.hpp"
 #include "cuda/engine.hpp"
+#include "cuda/strided_copy.hpp"
 #include "tnrt/memory_plan.hpp"
 #include "tnrt/network.hpp"
 
@@ -87,6 +89,16 @@ class compiled_program {
   /// Launches per run: the fused one (if any) plus one per library step.
   [[nodiscard]] std::size_t launches() const noexcept { return ops_.size(); }
   [[nodiscard]] bool uses_graph() const noexcept { return exec_ != nullptr; }
+
+  /// The graph with the program's copies as nodes of its own: a gather of the inputs into the
+  /// program's buffers before the steps, and a copy of the result after them, whose pointers are
+  /// set per launch (no launch of their own, no host work beyond setting 24 bytes an input).
+  /// Built with the graph; absent without one.
+  [[nodiscard]] bool has_io_graph() const noexcept { return io_exec_ != nullptr; }
+  /// Launches it on `stream`: input i is read from srcs[i] (row-major; nullptr: already in
+  /// input(i)), the result written to `out` (row-major; nullptr: left in result()). No ordering
+  /// against earlier work on the program's buffers: that is the caller's (see order_on).
+  void launch_io(std::span<const void* const> srcs, void* out, cudaStream_t stream);
   /// The problem's type, shapes and result shape, as compiled.
   [[nodiscard]] dtype type() const noexcept { return type_; }
   [[nodiscard]] const std::string& graph_note() const noexcept { return graph_note_; }
@@ -123,6 +135,7 @@ class compiled_program {
   void allocate();
   void build_ops(const problem& p, step_choices& c, const layout& l);
   void capture();
+  void build_io_graph();
 
   void enqueue_all(cudaStream_t stream);
   void enqueue_op(const op& o, cudaStream_t stream);
@@ -152,6 +165,11 @@ class compiled_program {
   bool tiled_choice_automatic_ = false;
   graph_owner graph_;
   graph_exec_owner exec_;
+  // The io graph: the gathers, the steps' graph as a child, the result's copy.
+  graph_owner io_graph_;
+  graph_exec_owner io_exec_;
+  gather_nodes io_in_, io_out_;
+  std::vector<gather_entry> io_entries_;  // reused by launch_io: no allocation per run
   std::string graph_note_;
   double compile_ms_ = 0;
   // The stream of the latest work on the program's buffers, and the event a run on another stream

@@ -102,37 +102,68 @@ class stream_bridge {
   std::uint64_t bridged_ = 0;
 };
 
+// The last use of a program's buffers: every run waits for it on its stream (so runs on
+// different streams never overlap on the buffers) and records it again after its work, also when
+// the call throws half way.
+class last_use {
+ public:
+  last_use(cudaEvent_t done, cudaStream_t stream) : done_(done), stream_(stream) { TNRT_CUDA(cudaStreamWaitEvent(stream_, done_, 0)); }
+  ~last_use() {
+    if (cudaEventRecord(done_, stream_) != cudaSuccess) {
+      // Nothing can wait for this work on the GPU: wait on the host instead (never a race).
+      (void)cudaGetLastError();
+      (void)cudaStreamSynchronize(stream_);
+    }
+  }
+  last_use(const last_use&) = delete;
+  last_use& operator=(const last_use&) = delete;
+
+ private:
+  cudaEvent_t done_;
+  cudaStream_t stream_;
+};
+
+// Programs run on the caller's stream itself when their graph carries the copies (the io graph):
+// the program's buffers are its own, never the pool's or the shared workspace's while it lives, so
+// the only order to keep is between its own runs (last_use). Each run: one event wait, two node
+// parameter updates, the graph launch, one event record. When the buffers go back to the pool
+// (with the program), the own stream first waits for the last run. Without an io graph (capture
+// failed, or graphs off) a run is bridged to the own stream like an eager call.
 class cuda_program final : public gpu_program {
  public:
   cuda_program(engine& eng, const problem& p, stream_bridge& bridge)
       : prog_(eng, p), out_shape_(p.net.shape_of(p.net.output)), bridge_(&bridge) {
     gather_.reserve(p.net.inputs.size());
+    srcs_.assign(p.net.inputs.size(), nullptr);
+    cudaEvent_t e = nullptr;
+    TNRT_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    done_.reset(e);
+    TNRT_CUDA(cudaEventRecord(done_.get(), bridge.own()));  // the compile's own work on the buffers
   }
+  ~cuda_program() override { (void)cudaStreamWaitEvent(bridge_->own(), done_.get(), 0); }
+  cuda_program(const cuda_program&) = delete;
+  cuda_program& operator=(const cuda_program&) = delete;
 
   void run(std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream) override {
-    const stream_bridge::call bridged(*bridge_, stream_of(stream));
-    cudaStream_t st = bridge_->own();
-    const std::size_t elem = size_of(prog_.type());
-    // Inputs into the program's own buffers: dense ones batched into one gather launch, strided
-    // ones (rare) one strided copy each.
-    gather_.clear();
+    if (!prog_.has_io_graph()) {
+      run_bridged(inputs, output, stream);
+      return;
+    }
+    cudaStream_t st = stream_of(stream);
+    const last_use use(done_.get(), st);
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       const tensor_view& v = inputs[i];
       if (row_major(v)) {
-        gather_.push_back(cuda::gather_entry{v.data, prog_.input(i), prog_.input_bytes(i)});
-      } else {
+        srcs_[i] = v.data;
+      } else {  // rare: its own strided copy, before the graph
+        srcs_[i] = nullptr;
         const std::vector<std::int64_t> dense = row_major_strides(v.shape);
-        cuda::launch_strided_copy(cuda::strided_copy_of(v.shape, v.strides, v.data, dense, prog_.input(i), elem), st);
+        cuda::launch_strided_copy(cuda::strided_copy_of(v.shape, v.strides, v.data, dense, prog_.input(i), size_of(prog_.type())), st);
       }
     }
-    cuda::launch_gather(gather_, st);
-    prog_.run(st);
-    if (row_major(output)) {
-      TNRT_CUDA(cudaMemcpyAsync(output.data, prog_.result(), prog_.result_bytes(), cudaMemcpyDeviceToDevice, st));
-    } else {
-      const std::vector<std::int64_t> dense = row_major_strides(out_shape_);
-      cuda::launch_strided_copy(cuda::strided_copy_of(out_shape_, dense, prog_.result(), output.strides, output.data, elem), st);
-    }
+    const bool dense_out = row_major(output);
+    prog_.launch_io(srcs_, dense_out ? output.data : nullptr, st);
+    if (!dense_out) copy_result_out(output, st);
   }
 
   [[nodiscard]] memory_report memory() const override {
@@ -154,13 +185,47 @@ class cuda_program final : public gpu_program {
   [[nodiscard]] std::vector<std::string> op_kernels() const override { return prog_.op_kernels(); }
   [[nodiscard]] int tiled_chosen() const override { return prog_.tiled_chosen(); }
   [[nodiscard]] int tiled_rejected() const override { return prog_.tiled_rejected(); }
-  std::vector<float> profile_ops() override { return prog_.profile_steps(); }
+  std::vector<float> profile_ops() override {
+    const last_use use(done_.get(), bridge_->own());
+    return prog_.profile_steps();
+  }
 
  private:
+  // Inputs into the program's buffers by launches of their own (dense ones batched into one gather
+  // launch, strided ones one strided copy each), the graph, the result out; on the own stream.
+  void run_bridged(std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream) {
+    const stream_bridge::call bridged(*bridge_, stream_of(stream));
+    cudaStream_t st = bridge_->own();
+    const last_use use(done_.get(), st);
+    gather_.clear();
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const tensor_view& v = inputs[i];
+      if (row_major(v)) {
+        gather_.push_back(cuda::gather_entry{v.data, prog_.input(i), prog_.input_bytes(i)});
+      } else {
+        const std::vector<std::int64_t> dense = row_major_strides(v.shape);
+        cuda::launch_strided_copy(cuda::strided_copy_of(v.shape, v.strides, v.data, dense, prog_.input(i), size_of(prog_.type())), st);
+      }
+    }
+    cuda::launch_gather(gather_, st);
+    prog_.run(st);
+    if (row_major(output)) {
+      TNRT_CUDA(cudaMemcpyAsync(output.data, prog_.result(), prog_.result_bytes(), cudaMemcpyDeviceToDevice, st));
+    } else {
+      copy_result_out(output, st);
+    }
+  }
+  void copy_result_out(const tensor_view& output, cudaStream_t st) {
+    const std::vector<std::int64_t> dense = row_major_strides(out_shape_);
+    cuda::launch_strided_copy(cuda::strided_copy_of(out_shape_, dense, prog_.result(), output.strides, output.data, size_of(prog_.type())), st);
+  }
+
   compiled_program prog_;
   std::vector<std::int64_t> out_shape_;
   std::vector<cuda::gather_entry> gather_;  // reused: no allocation per run
+  std::vector<const void*> srcs_;           // reused: the io graph's sources
   stream_bridge* bridge_;                   // the backend's (it outlives its programs)
+  cuda::event_owner done_;                  // after the latest work on the program's buffers
 };
 
 class cuda_backend final : public gpu_backend {
@@ -217,7 +282,7 @@ class cuda_backend final : public gpu_backend {
   [[nodiscard]] stream_handle own_stream() const override { return eng_.stream(); }
   [[nodiscard]] counters stats() const override {
     counters c = eng_.stats();
-    c.api.cross_stream_waits = bridge_.bridged();
+    c.api.bridged_calls = bridge_.bridged();
     return c;
   }
   void synchronize() override { eng_.synchronize(); }

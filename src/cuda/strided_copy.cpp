@@ -53,19 +53,42 @@ void launch_strided_copy(const strided_copy_record& r, cudaStream_t stream) {
   launch_strided_copy_kernel(r, stream);
 }
 
+unsigned gather_blocks(std::span<const gather_entry> entries) {
+  std::uint64_t largest = 0;
+  for (const gather_entry& e : entries) largest = std::max(largest, e.bytes);
+  // 16 bytes a thread, 256 threads a block: enough blocks for the largest entry, at most 512.
+  return static_cast<unsigned>(std::clamp<std::uint64_t>((largest + 4095) / 4096, 1, 512));
+}
+
 void launch_gather(std::span<const gather_entry> entries, cudaStream_t stream) {
   for (std::size_t first = 0; first < entries.size(); first += gather_entries_per_launch) {
-    const std::size_t n = std::min(gather_entries_per_launch, entries.size() - first);
-    thread_local gather_params p;  // 24 KiB: not on the stack
+    const auto chunk = entries.subspan(first, std::min(gather_entries_per_launch, entries.size() - first));
     std::uint64_t largest = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      p.e[i] = entries[first + i];
-      largest = std::max(largest, p.e[i].bytes);
-    }
+    for (const gather_entry& e : chunk) largest = std::max(largest, e.bytes);
     if (largest == 0) continue;
-    // 16 bytes a thread, 256 threads a block: enough blocks for the largest entry, at most 512.
-    const auto blocks_x = static_cast<unsigned>(std::min<std::uint64_t>((largest + 4095) / 4096, 512));
-    launch_gather_kernel(p, static_cast<int>(n), blocks_x, stream);
+    launch_gather_kernel(chunk.data(), static_cast<int>(chunk.size()), gather_blocks(chunk), stream);
+  }
+}
+
+gather_nodes::gather_nodes(cudaGraph_t graph, std::span<const cudaGraphNode_t> deps, std::span<const gather_entry> entries)
+    : count_(entries.size()) {
+  for (std::size_t first = 0; first < entries.size(); first += gather_entries_per_launch) {
+    const auto chunk = entries.subspan(first, std::min(gather_entries_per_launch, entries.size() - first));
+    const unsigned blocks = gather_blocks(chunk);
+    cudaGraphNode_t node = nullptr;
+    TNRT_CUDA(add_gather_kernel_node(graph, deps.data(), deps.size(), chunk.data(), static_cast<int>(chunk.size()), blocks, &node));
+    nodes_.push_back(node);
+    blocks_.push_back(blocks);
+  }
+}
+
+void gather_nodes::set(cudaGraphExec_t exec, std::span<const gather_entry> entries) const {
+  if (entries.size() != count_)
+    throw internal_error("gather node update with " + std::to_string(entries.size()) + " entries for " + std::to_string(count_));
+  for (std::size_t c = 0; c < nodes_.size(); ++c) {
+    const std::size_t first = c * gather_entries_per_launch;
+    const std::size_t n = std::min(gather_entries_per_launch, entries.size() - first);
+    TNRT_CUDA(set_gather_kernel_node(exec, nodes_[c], entries.data() + first, static_cast<int>(n), blocks_[c]));
   }
 }
 

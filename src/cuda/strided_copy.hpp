@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "cuda/strided_copy_kernels.hpp"
 
@@ -23,5 +24,28 @@ void launch_strided_copy(const strided_copy_record& r, cudaStream_t stream);
 
 /// Enqueues every entry's copy, gather_entries_per_launch per launch.
 void launch_gather(std::span<const gather_entry> entries, cudaStream_t stream);
+
+/// Blocks per entry for a gather of these entries (enough for the largest, at most 512).
+unsigned gather_blocks(std::span<const gather_entry> entries);
+
+/// A gather as kernel nodes of a graph (gather_entries_per_launch entries a node) whose entries
+/// change from one launch of the executable graph to the next. The grid is fixed by the entries'
+/// bytes when the nodes are added: later entries may copy fewer bytes, never more, and an entry
+/// with a null src is skipped.
+class gather_nodes {
+ public:
+  gather_nodes() = default;
+  /// Adds the nodes to `graph`, each after every node of `deps`. Throws device_error.
+  gather_nodes(cudaGraph_t graph, std::span<const cudaGraphNode_t> deps, std::span<const gather_entry> entries);
+  [[nodiscard]] const std::vector<cudaGraphNode_t>& nodes() const noexcept { return nodes_; }
+  /// Sets the entries (as many as at construction) for the next launches of `exec`, an
+  /// executable graph instantiated from the graph; launches already enqueued keep theirs.
+  void set(cudaGraphExec_t exec, std::span<const gather_entry> entries) const;
+
+ private:
+  std::vector<cudaGraphNode_t> nodes_;
+  std::vector<unsigned> blocks_;
+  std::size_t count_ = 0;
+};
 
 }  // namespace tnrt::cuda

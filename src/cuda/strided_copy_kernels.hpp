@@ -30,14 +30,21 @@ struct gather_entry {
   void* dst = nullptr;
   std::uint64_t bytes = 0;
 };
-/// Entries per launch: the kernel's parameters hold them (24 bytes each, under CUDA's 32 KiB).
+/// Entries per launch: the kernel's parameters hold them (24 bytes each, under CUDA's 32 KiB). The
+/// parameters are sized to the entries (room for 8, 32, 128, 384, 640 or 1024), so a launch copies
+/// little more than it needs.
 inline constexpr std::size_t gather_entries_per_launch = 1024;
-struct gather_params {
-  gather_entry e[gather_entries_per_launch];
-};
 
 /// The kernel launches themselves (checked; throw device_error on a failed launch).
 void launch_strided_copy_kernel(const strided_copy_record& r, cudaStream_t stream);
-void launch_gather_kernel(const gather_params& p, int entries, unsigned blocks_x, cudaStream_t stream);
+/// Entry y is copied by the blocks (x, y), x < blocks_x; an entry with a null src or 0 bytes is
+/// skipped. n <= gather_entries_per_launch.
+void launch_gather_kernel(const gather_entry* entries, int n, unsigned blocks_x, cudaStream_t stream);
+/// The same gather as a kernel node of `graph` after `deps`, and the update of its entries in an
+/// executable graph instantiated from it (same n and blocks_x; launches already enqueued keep the
+/// entries they had: cudaGraphExecKernelNodeSetParams).
+cudaError_t add_gather_kernel_node(cudaGraph_t graph, const cudaGraphNode_t* deps, std::size_t n_deps, const gather_entry* entries,
+                                   int n, unsigned blocks_x, cudaGraphNode_t* node);
+cudaError_t set_gather_kernel_node(cudaGraphExec_t exec, cudaGraphNode_t node, const gather_entry* entries, int n, unsigned blocks_x);
 
 }  // namespace tnrt::cuda
