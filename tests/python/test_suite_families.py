@@ -31,7 +31,7 @@ import common  # noqa: E402
 
 SUITE = os.path.join(ROOT, "bench", "suites", "families.json")
 FAMILY_DIR = os.path.join(ROOT, "bench", "suites", "families")
-NUMPY_CHECKS = 4  # how many of the cheapest networks NumPy contracts
+NUMPY_CHECKS = 8  # how many of the cheapest networks NumPy contracts
 
 
 def load_suite() -> dict:
@@ -106,10 +106,14 @@ def test_suite_shape():
     assert len(families) >= 6
     random_families = {p["family"] for p in GENERATED if p["fill"]["kind"] == "random"}
     assert random_families == families
+    constant = {p["name"]: p["fill"]["value"] for p in CONSTANT}
     for p in GENERATED:
         assert p["dtype"] in common.DTYPES
         if p["fill"]["kind"] == "random":
             assert p["reference"] == "numpy" and isinstance(p["fill"]["seed"], int)
+            # |element| near the constant fill c: complex parts each c/sqrt(2)
+            scale = math.sqrt(2) if p["dtype"] in ("c64", "c128") else 1.0
+            assert p["fill"]["value"] * scale == pytest.approx(constant[p["name"].removesuffix("-random")], rel=1e-12)
 
 
 def test_suite_loads_in_the_harness():

@@ -248,7 +248,7 @@ SOURCE_TEXT = {
     "eb_chain": "einsum_benchmark.generators.structured.matrix_chain",
     "eb_sliding": "einsum_benchmark.generators.language_model.sliding_likelihood",
     "eb_first_last": "einsum_benchmark.generators.language_model.p_first_and_last",
-    "mpo_sandwich": "quimb MPS_rand_state, MPO_ham_heis / MPO_rand: <psi|H|psi>",
+    "mpo_sandwich": "quimb MPS_rand_state with MPO_ham_heis or MPO_rand: the expectation psi^dagger H psi",
 }
 
 # Every network: name, family, dtype, builder and its parameters, the path search (cotengra
@@ -437,8 +437,11 @@ def problems_of(entry: dict, m: dict) -> list[dict]:
     out = [{"name": entry["name"], "file": rel, "dtype": entry["dtype"], **info,
             "fill": {"kind": "constant", "value": c}, "reference": ref, "reference_source": src}]
     if entry["random"]:
+        # tnrt's random fill draws the real and the imaginary part from U[0.9 v, 1.1 v): for complex
+        # dtypes v = c / sqrt(2) keeps |element| near c (with v = c the result grows as 2**(N/2))
+        v = c / math.sqrt(2) if entry["dtype"] in COMPLEX else c
         out.append({"name": entry["name"] + "-random", "file": rel, "dtype": entry["dtype"], **info,
-                    "fill": {"kind": "random", "seed": 20261201, "value": c}, "reference": "numpy"})
+                    "fill": {"kind": "random", "seed": 20261201, "value": v}, "reference": "numpy"})
     return out
 
 
@@ -572,8 +575,10 @@ def readme_text(rows: list[tuple[dict, dict]]) -> str:
         "  1 (reference 1.0; for a tensor output the reference is the result object: norm sqrt(elements), sum elements).",
         "  Every intermediate's element under it, c^k * prod(extents summed inside its subtree), stays within",
         "  2^±100 (column *interm. log2*), and for f32/c64 the f32-rounded c still gives 1 within 1e-5.",
-        "- **random**: networks marked ✓ also have a `-random` entry: tnrt's seeded fill U[0.9c, 1.1c), reference",
-        "  computed by the harness with NumPy in f64/c128 (`bench/peers/common.py`).",
+        "- **random**: networks marked ✓ also have a `-random` entry: tnrt's seeded fill U[0.9v, 1.1v) with v = c",
+        "  (complex: real and imaginary parts each from U[0.9v, 1.1v) with v = c/sqrt(2), so |element| stays near c),",
+        "  reference computed by the harness with NumPy in f64/c128 (`bench/peers/common.py`); each takes seconds on",
+        "  the CPU (at most about 10 s on 2 cores here).",
         "- Caps: largest intermediate ≤ 2^29 elements and flops ≥ 2^28 for every network; most stay within",
         "  2^28–2^36 flops and 2^27 elements.",
         "",
@@ -584,7 +589,7 @@ def readme_text(rows: list[tuple[dict, dict]]) -> str:
         lo, hi = m["log2_intermediate_range"]
         out = "scalar" if not m["output_shape"] else "output " + "x".join(map(str, m["output_shape"]))
         lines.append(
-            f"| {e['name']} | {e['family']} | {SOURCE_TEXT[e['builder']]}: {fmt_params(e['params'])}; path "
+            f"| {e['name']} | {e['family']} | {SOURCE_TEXT[e['builder']].replace('|', '&#124;')}: {fmt_params(e['params'])}; path "
             f"{'+'.join(e['opt']['methods'])} x{e['opt']['max_repeats']} seed {e['opt']['seed']}; {out} | {e['dtype']} | "
             f"{m['n_inputs']} | {m['steps']} | {m['log2_flops']:.2f} | {m['log2_largest_intermediate']:.2f} | "
             f"{m['bytes_read_written'] / 2**20:.1f} MiB | {m['fill']:.9g} | {lo:.1f} .. {hi:.1f} | "
