@@ -1,0 +1,304 @@
+#include "tnrt/slicing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "tnrt/errors.hpp"
+#include "tnrt/memory_plan.hpp"
+#include "tnrt/path.hpp"
+
+namespace tnrt {
+namespace {
+
+constexpr std::size_t arena_alignment = 256;  // what compiled execution plans with
+constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
+
+std::string label_text(const network& net, label_t l) {
+  const auto u = static_cast<std::size_t>(l);
+  if (l >= 0 && u < net.label_names.size() && !net.label_names[u].empty()) return net.label_names[u];
+  std::string s = "#";  // not "#" + to_string: GCC 12 warns falsely (-Wrestrict) on that
+  s += std::to_string(l);
+  return s;
+}
+
+std::string labels_text(const network& net, std::span<const label_t> labels) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (i) s += ',';
+    s += label_text(net, labels[i]);
+  }
+  s += '}';
+  return s;
+}
+
+std::string where(const problem& p) { return p.source.empty() ? std::string("the problem") : p.source; }
+
+void check_slice_labels(const problem& p, std::span<const label_t> labels) {
+  const std::size_t n_labels = p.net.label_count();
+  std::vector<bool> seen(n_labels, false), in_input(n_labels, false);
+  for (const auto& ls : p.net.inputs)
+    for (label_t l : ls)
+      if (l >= 0 && static_cast<std::size_t>(l) < n_labels) in_input[static_cast<std::size_t>(l)] = true;
+  for (label_t l : labels) {
+    if (l < 0 || static_cast<std::size_t>(l) >= n_labels)
+      throw shape_error(where(p) + ": cannot slice label id " + std::to_string(l) + ": the network has " +
+                        std::to_string(n_labels) + " labels");
+    const auto u = static_cast<std::size_t>(l);
+    if (seen[u]) throw shape_error(where(p) + ": label " + label_text(p.net, l) + " is sliced twice");
+    if (!in_input[u])
+      throw shape_error(where(p) + ": cannot slice label " + label_text(p.net, l) + ": it occurs in no input");
+    seen[u] = true;
+  }
+}
+
+std::int64_t checked_mul(std::int64_t a, std::int64_t b, const problem& p) {
+  if (b != 0 && a > int64_max / b) throw out_of_memory(where(p) + ": slicing would need more than 2^63-1 slices");
+  return a * b;
+}
+
+std::int64_t slice_count(const problem& p, std::span<const label_t> labels) {
+  std::int64_t n = 1;
+  for (label_t l : labels) n = checked_mul(n, p.net.extents[static_cast<std::size_t>(l)], p);
+  return n;
+}
+
+std::size_t total_bytes(std::span<const buffer_request> requests) {
+  std::size_t sum = 0;
+  for (const auto& r : requests) sum += r.bytes;  // each fits, and so does their sum: tree_liveness checked sizes
+  return sum;
+}
+
+// Calls f(offset, sub_offset, run) for every contiguous run of elements of the sub-tensor of a
+// row-major tensor (labels, shape) at the sliced labels' values: offset in the full tensor,
+// sub_offset in the dense sub-tensor (the full shape with each sliced position's extent 1), both in
+// elements. The trailing unsliced modes are contiguous in both, so they form one run.
+template <class F>
+void for_each_run(const std::vector<label_t>& labels, const std::vector<std::int64_t>& shape,
+                  const std::vector<int>& slot_of_label, const std::vector<std::int64_t>& values, F&& f) {
+  const std::size_t rank = labels.size();
+  auto sliced = [&](std::size_t j) { return slot_of_label[static_cast<std::size_t>(labels[j])] >= 0; };
+  const std::vector<std::int64_t> strides = row_major_strides(shape);
+  std::int64_t base = 0;
+  for (std::size_t j = 0; j < rank; ++j)
+    if (sliced(j))
+      base += values[static_cast<std::size_t>(slot_of_label[static_cast<std::size_t>(labels[j])])] * strides[j];
+  std::size_t tail = rank;
+  while (tail > 0 && !sliced(tail - 1)) --tail;
+  std::int64_t run = 1;
+  for (std::size_t j = tail; j < rank; ++j) run *= shape[j];
+  std::vector<std::size_t> outer;  // unsliced modes before the run, outermost first
+  std::int64_t outer_count = 1;
+  for (std::size_t j = 0; j < tail; ++j)
+    if (!sliced(j)) {
+      outer.push_back(j);
+      outer_count *= shape[j];
+    }
+  std::vector<std::int64_t> idx(outer.size(), 0);
+  std::int64_t offset = base;
+  for (std::int64_t k = 0; k < outer_count; ++k) {
+    f(offset, k * run, run);
+    for (std::size_t d = outer.size(); d-- > 0;) {  // odometer, last mode fastest
+      const std::size_t j = outer[d];
+      offset += strides[j];
+      if (++idx[d] < shape[j]) break;
+      offset -= idx[d] * strides[j];
+      idx[d] = 0;
+    }
+  }
+}
+
+void check_inputs(const problem& p, std::span<const host_tensor> inputs) {
+  const network& net = p.net;
+  if (inputs.size() != net.inputs.size())
+    throw shape_error(where(p) + ": the network has " + std::to_string(net.inputs.size()) + " inputs but " +
+                      std::to_string(inputs.size()) + " tensors were given");
+  auto text = [](const std::vector<std::int64_t>& s) {
+    std::string r = "(";
+    for (std::size_t j = 0; j < s.size(); ++j) {
+      if (j) r += ',';
+      r += std::to_string(s[j]);
+    }
+    r += ')';
+    return r;
+  };
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::string which = "input " + std::to_string(i) + " " + net.describe(net.inputs[i]);
+    if (inputs[i].type() != p.type)
+      throw dtype_error(where(p) + ": " + which + " has dtype " + std::string(name_of(inputs[i].type())) +
+                        " but the problem is " + std::string(name_of(p.type)));
+    const auto want = net.shape_of(net.inputs[i]);
+    if (inputs[i].shape() != want)
+      throw shape_error(where(p) + ": " + which + " has shape " + text(inputs[i].shape()) + " but its labels need " +
+                        text(want));
+  }
+}
+
+}  // namespace
+
+std::size_t slice_peak_bytes(const problem& p) {
+  const tree_buffers buffers = tree_liveness(p, /*inputs_in_arena=*/true, arena_alignment);
+  return plan_memory(buffers.requests, arena_alignment).arena_bytes;
+}
+
+problem slice_problem(const problem& p, std::span<const label_t> labels) {
+  check_slice_labels(p, labels);
+  problem q = p;
+  for (label_t l : labels) q.net.extents[static_cast<std::size_t>(l)] = 1;
+  if (!labels.empty()) q.source = where(p) + " (one slice over " + labels_text(p.net, labels) + ")";
+  return q;
+}
+
+slice_plan plan_slices(const problem& p, std::size_t memory_limit_bytes, std::span<const label_t> given) {
+  validate(p.net, p.tree);
+  slice_plan plan;
+  plan.flops_unsliced = cost_of(p.net, p.tree).flops;
+  plan.peak_bytes_unsliced = slice_peak_bytes(p);
+  const std::string limit_text = std::to_string(memory_limit_bytes) + " bytes";
+
+  if (!given.empty()) {
+    const problem q = slice_problem(p, given);
+    plan.labels.assign(given.begin(), given.end());
+    plan.slices = slice_count(p, given);
+    plan.flops_sliced = static_cast<double>(plan.slices) * cost_of(q.net, q.tree).flops;
+    plan.peak_bytes_sliced = slice_peak_bytes(q);
+    if (plan.peak_bytes_sliced > memory_limit_bytes)
+      throw out_of_memory(where(p) + ": one slice over the given labels " + labels_text(p.net, given) + " needs " +
+                          std::to_string(plan.peak_bytes_sliced) + " bytes, more than the limit of " + limit_text);
+    return plan;
+  }
+
+  std::vector<bool> in_input(p.net.label_count(), false);
+  for (const auto& ls : p.net.inputs)
+    for (label_t l : ls) in_input[static_cast<std::size_t>(l)] = true;
+
+  problem q = p;
+  plan.flops_sliced = plan.flops_unsliced;
+  plan.peak_bytes_sliced = plan.peak_bytes_unsliced;
+  while (plan.peak_bytes_sliced > memory_limit_bytes) {
+    const auto padded = tree_liveness(q, true, arena_alignment).requests;
+    const double bound = static_cast<double>(live_bytes_bound(padded));
+    const double exact = static_cast<double>(total_bytes(tree_liveness(q, true, 1).requests));
+    const double flops = plan.flops_sliced;
+
+    struct candidate {
+      label_t label = -1;
+      double bound = 0, exact = 0, flops = 0, saving = 0, score = 0;
+    };
+    std::vector<candidate> candidates;
+    for (std::size_t u = 0; u < q.net.label_count(); ++u) {
+      if (!in_input[u] || q.net.extents[u] <= 1) continue;
+      const std::int64_t extent = q.net.extents[u];
+      q.net.extents[u] = 1;
+      candidate c;
+      c.label = static_cast<label_t>(u);
+      c.bound = static_cast<double>(live_bytes_bound(tree_liveness(q, true, arena_alignment).requests));
+      c.exact = static_cast<double>(total_bytes(tree_liveness(q, true, 1).requests));
+      c.flops = static_cast<double>(checked_mul(plan.slices, extent, p)) * cost_of(q.net, q.tree).flops;
+      q.net.extents[u] = extent;
+      candidates.push_back(c);
+    }
+    if (candidates.empty())
+      throw out_of_memory(where(p) + ": does not fit in " + limit_text + " even with every label sliced " +
+                          labels_text(p.net, plan.labels) + ": one slice still needs " +
+                          std::to_string(plan.peak_bytes_sliced) + " bytes");
+
+    // Score on the padded bound when some cut lowers it, else on the exact bytes, which every
+    // candidate lowers (it occurs in an input, and inputs are in the arena).
+    const bool by_bound =
+        std::any_of(candidates.begin(), candidates.end(), [&](const candidate& c) { return c.bound < bound; });
+    const candidate* best = nullptr;
+    for (candidate& c : candidates) {
+      c.saving = by_bound ? (c.bound < bound ? std::log(bound / c.bound) : 0.0) : std::log(exact / c.exact);
+      const double overhead = flops > 0 && c.flops > flops ? std::log(c.flops / flops) : 0.0;
+      c.score = c.saving / (overhead + 0.01);
+      if (c.saving <= 0) continue;
+      if (!best || c.score > best->score ||
+          (c.score == best->score && (c.flops < best->flops || (c.flops == best->flops && c.saving > best->saving))))
+        best = &c;
+    }
+    if (!best) throw internal_error(where(p) + ": plan_slices found no label that lowers the memory of a slice");
+    const label_t l = best->label;
+    const auto u = static_cast<std::size_t>(l);
+    plan.labels.push_back(l);
+    plan.slices = checked_mul(plan.slices, q.net.extents[u], p);
+    q.net.extents[u] = 1;
+    plan.flops_sliced = best->flops;
+    plan.peak_bytes_sliced = slice_peak_bytes(q);
+  }
+  return plan;
+}
+
+host_tensor contract_sliced(const problem& p, std::span<const host_tensor> inputs, std::span<const label_t> labels,
+                            const slice_contractor& contract_one, const slice_progress_fn& progress) {
+  validate(p.net, p.tree);
+  check_inputs(p, inputs);
+  const problem q = slice_problem(p, labels);
+  if (labels.empty()) {
+    host_tensor r = contract_one(p, inputs);
+    if (progress) progress(1, 1);
+    return r;
+  }
+  const network& net = p.net;
+  const std::size_t elem = size_of(p.type);
+  std::vector<int> slot_of_label(net.label_count(), -1);
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    slot_of_label[static_cast<std::size_t>(labels[i])] = static_cast<int>(i);
+  auto holds_sliced = [&](const std::vector<label_t>& ls) {
+    return std::any_of(ls.begin(), ls.end(),
+                       [&](label_t l) { return slot_of_label[static_cast<std::size_t>(l)] >= 0; });
+  };
+
+  // One buffer per input in the one-slice shape; those without a sliced label never change.
+  std::vector<host_tensor> slice_inputs;
+  std::vector<bool> sliced_input(inputs.size(), false);
+  slice_inputs.reserve(inputs.size());
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    slice_inputs.emplace_back(p.type, q.net.shape_of(net.inputs[k]));
+    sliced_input[k] = holds_sliced(net.inputs[k]);
+    if (!sliced_input[k]) std::memcpy(slice_inputs[k].data(), inputs[k].data(), inputs[k].bytes());
+  }
+
+  host_tensor result(p.type, net.shape_of(net.output));
+  fill_constant(result, 0.0);
+  const std::vector<std::int64_t> slice_out_shape = q.net.shape_of(net.output);
+
+  std::vector<std::int64_t> values(labels.size(), 0);
+  const std::int64_t total = slice_count(p, labels);
+  for (std::int64_t s = 0; s < total; ++s) {
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      if (!sliced_input[k]) continue;
+      const auto* src = static_cast<const unsigned char*>(inputs[k].data());
+      auto* dst = static_cast<unsigned char*>(slice_inputs[k].data());
+      for_each_run(net.inputs[k], inputs[k].shape(), slot_of_label, values,
+                   [&](std::int64_t offset, std::int64_t sub, std::int64_t run) {
+                     std::memcpy(dst + static_cast<std::size_t>(sub) * elem,
+                                 src + static_cast<std::size_t>(offset) * elem, static_cast<std::size_t>(run) * elem);
+                   });
+    }
+    const host_tensor part = contract_one(q, slice_inputs);
+    if (part.type() != p.type || part.shape() != slice_out_shape)
+      throw shape_error(where(q) + ": the slice contraction returned a " + std::string(name_of(part.type())) +
+                        " tensor of rank " + std::to_string(part.rank()) +
+                        " that does not have the one-slice output's shape and dtype");
+    visit_dtype(p.type, [&](auto zero) {
+      using T = decltype(zero);
+      T* out = result.as<T>();
+      const T* in = part.as<T>();
+      for_each_run(net.output, result.shape(), slot_of_label, values,
+                   [&](std::int64_t offset, std::int64_t sub, std::int64_t run) {
+                     for (std::int64_t i = 0; i < run; ++i) out[offset + i] += in[sub + i];
+                   });
+    });
+    if (progress) progress(s + 1, total);
+    for (std::size_t d = labels.size(); d-- > 0;) {  // next combination, the last label fastest
+      if (++values[d] < net.extents[static_cast<std::size_t>(labels[d])]) break;
+      values[d] = 0;
+    }
+  }
+  return result;
+}
+
+}  // namespace tnrt
