@@ -223,7 +223,11 @@ def profiled(suite: dict, variant: dict) -> bool:
 
 
 def applies(entry: dict, problem: dict) -> bool:
+    """A variant or peer runs on the problems its "problems" globs match (all when absent), except
+    those its "skip_problems" globs match."""
     pats = entry.get("problems")
+    if any(fnmatch.fnmatch(problem["name"], p) for p in entry.get("skip_problems", [])):
+        return False
     return not pats or any(fnmatch.fnmatch(problem["name"], p) for p in pats)
 
 
