@@ -14,7 +14,7 @@ ref=data/tensornetwork_permutation_optimized.json
 # The peers' Python packages (wheels in .whl and .whl-cq), the tnrt extension (.gpu-bin/py.tar.xz),
 # and a CUDA_HOME where cuda.pathfinder finds libcutensornet.so.2 beside libcutensor.so.2.
 peer_env() {
-  [[ -d /tmp/site ]] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl .whl-cq/*.whl 2>&1 | tail -2
+  [[ -d /tmp/site/cuquantum && -d /tmp/site/cotengra ]] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl .whl-cq/*.whl 2>&1 | tail -2
   mkdir -p /tmp/tnrt-py && tar -xJf .gpu-bin/py.tar.xz -C /tmp/tnrt-py
   mkdir -p /tmp/cq/lib64; ln -sf /opt/tnrt-deps/lib/libcutensor.so.2 /tmp/cq/lib64/
   ln -sf "$(find /tmp/site -name 'libcutensornet.so*' | head -1)" /tmp/cq/lib64/libcutensornet.so.2
@@ -42,7 +42,7 @@ for s in "$@"; do
     fam)    # the public multi-family suite (bench/suites/families.json): tnrt and every peer, one rep,
             # the roofline of tnrt compiled; FAM_BUDGET seconds at most (default 360)
             peer_env
-            python3 bench/harness.py bench/suites/families.json --tnrt $bin/tnrt --reps 1 --budget ${FAM_BUDGET:-360} \
+            python3 bench/harness.py bench/suites/families.json --tnrt $bin/tnrt --reps 1 --warmups 1 --runs 3 --timeout 90 --budget ${FAM_BUDGET:-360} \
               --roofline --out /tmp/fam 2>&1 | tail -60
             tar -czf $out/fam.tgz -C /tmp fam ;;
     apidbg) # an unstripped test_cuda_api (.gpu-dbg/test_cuda_api.xz): each test alone, then a backtrace

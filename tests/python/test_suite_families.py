@@ -96,8 +96,13 @@ def test_suite_shape():
     assert s["name"] == "families"
     assert [v["name"] for v in s["variants"]] == ["eager", "compiled"]
     assert [v["mode"] for v in s["variants"]] == ["eager", "compiled"]
-    assert [(p["name"], p["script"], p["args"]) for p in s["peers"]] == [
-        ("torch", "bench/peers/torch_tree.py", []), ("torch graph", "bench/peers/torch_tree.py", ["--graph"])]
+    # every peer issue 14 names, each script in the tree; the reduced-precision row is labelled so
+    peers = {p["name"]: p for p in s["peers"]}
+    assert {"torch", "torch graph", "cuTensorNet", "cotengra torch", "jax highest"} <= set(peers)
+    assert peers["torch graph"]["args"] == ["--graph"]
+    assert any("TF32" in name and "default" in peers[name]["args"] for name in peers)
+    for p in s["peers"]:
+        assert os.path.isfile(os.path.join(ROOT, p["script"])), p["script"]
     names = [p["name"] for p in PROBLEMS]
     assert len(names) == len(set(names))
     assert any(p["file"] == "data/tensornetwork_permutation_optimized.json" for p in PROBLEMS)

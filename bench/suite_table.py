@@ -1,0 +1,93 @@
+"""One line per network from a harness folder's results.csv: tnrt eager and compiled beside the best
+full-precision peer, the floor and where the compiled time goes (when --roofline ran), and the
+check. JAX at its default precision (TF32 on Ampere and later) is left out of "best" and shown in a
+column of its own, with whether its result passed the check.
+
+    python3 bench/suite_table.py bench/results/2026-12-02-h200-suite/families/results.csv [--md OUT.md]
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import sys
+
+REDUCED = ("jax default",)  # variants that are not full precision
+
+
+def fnum(x: str) -> float | None:
+    try:
+        v = float(x)
+        return v if math.isfinite(v) else None
+    except (TypeError, ValueError):
+        return None
+
+
+def table(rows: list[dict]) -> tuple[list[str], list[float]]:
+    by: dict[str, dict[str, dict]] = {}
+    order: list[str] = []
+    for r in rows:
+        if r["problem"] not in by:
+            by[r["problem"]] = {}
+            order.append(r["problem"])
+        by[r["problem"]][r["variant"]] = r
+    out = ["| network | dtype | floor ms (bound) | eager ms | compiled ms | best full-precision peer | peer ms | best peer / compiled | "
+           "compiled ×floor | compiled: memory / compute / overhead ms | JAX TF32 ms (check) | tnrt check |",
+           "|---|---|---:|---:|---:|---|---:|---:|---:|---|---|---|"]
+    ratios: list[float] = []
+    for name in order:
+        v = by[name]
+        ok = {k: r for k, r in v.items() if "ok" in (r.get("statuses") or "").split(";") and fnum(r["median_ms"]) is not None}
+        e, c = ok.get("eager"), ok.get("compiled")
+        any_row = next(iter(v.values()))
+        peers = {k: r for k, r in ok.items() if r["kind"] != "tnrt" and not k.startswith(REDUCED) and r.get("verified") == "True"}
+        best = min(peers.items(), key=lambda kv: fnum(kv[1]["median_ms"])) if peers else None
+        cm = fnum(c["median_ms"]) if c else None
+        ratio = fnum(best[1]["median_ms"]) / cm if best and cm else None
+        if ratio:
+            ratios.append(ratio)
+        tf = next((r for k, r in v.items() if k.startswith(REDUCED)), None)
+        tf_txt = "—"
+        if tf is not None:
+            tf_txt = (f"{fnum(tf['median_ms']):.3g} ({'pass' if tf.get('verified') == 'True' else 'FAIL'})"
+                      if fnum(tf["median_ms"]) is not None else tf.get("statuses", "—"))
+        roof = "—"
+        if c and fnum(c.get("roofline_memory_ms", "")) is not None:
+            roof = f"{fnum(c['roofline_memory_ms']):.3g} / {fnum(c['roofline_compute_ms']):.3g} / {fnum(c['roofline_overhead_ms']):.3g}"
+        checks = [r.get("verified") for r in (e, c) if r]
+        check = "pass" if checks and all(x == "True" for x in checks) else ("FAIL" if checks else "—")
+        fl = fnum(any_row.get("floor_ms", ""))
+        g = lambda x: f"{x:.3g}" if x is not None else "—"  # noqa: E731
+        out.append(f"| {name} | {any_row['dtype']} | {g(fl)} ({any_row.get('floor_bound') or '?'}) | "
+                   f"{g(fnum(e['median_ms'])) if e else '—'} | {g(cm)} | {best[0] if best else '—'} | "
+                   f"{g(fnum(best[1]['median_ms'])) if best else '—'} | {f'{ratio:.2f}' if ratio else '—'} | "
+                   f"{g(fnum(c['x_floor'])) if c else '—'} | {roof} | {tf_txt} | {check} |")
+    return out, ratios
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("csv")
+    ap.add_argument("--md", help="write the table here too")
+    args = ap.parse_args(argv)
+    try:
+        rows = list(csv.DictReader(open(args.csv, encoding="utf-8")))
+    except OSError as e:
+        print(f"suite_table: {e}", file=sys.stderr)
+        return 1
+    lines, ratios = table(rows)
+    if ratios:
+        g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        lines.append("")
+        lines.append(f"Geometric mean of best full-precision peer / tnrt compiled over {len(ratios)} networks: {g:.2f}×; "
+                     f"compiled ahead on {sum(x > 1 for x in ratios)} of {len(ratios)}.")
+    text = "\n".join(lines) + "\n"
+    sys.stdout.write(text)
+    if args.md:
+        with open(args.md, "w", encoding="utf-8") as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
