@@ -677,6 +677,18 @@ def emit(report: dict, json_out: str | None) -> None:
         sys.stdout.flush()
 
 
+def finish_ok(report: dict, args, problem: Problem, result: dict) -> int:
+    """A peer's last step after a run: the result (describe_result's object) verified against the
+    reference given on the command line, the report written, exit status 0."""
+    report["result"] = result
+    v = verify(result, reference_from_args(args, problem))
+    report["verified"] = v.pop("verified")
+    report["verification"] = v
+    report["status"] = "ok"
+    emit(report, args.json_out)
+    return 0
+
+
 def _json_default(o):
     try:
         import numpy as np

@@ -120,13 +120,7 @@ def run(cupy, args, problem: common.Problem, report: dict) -> int:
     report["counters"] = {"input_bytes": input_bytes,
                           "peak_device_bytes_sampled": max(sample) if sample else input_bytes,
                           "pool_total_bytes": int(pool.total_bytes())}
-    report["result"] = result
-    v = common.verify(result, common.reference_from_args(args, problem))
-    report["verified"] = v.pop("verified")
-    report["verification"] = v
-    report["status"] = "ok"
-    common.emit(report, args.json_out)
-    return 0
+    return common.finish_ok(report, args, problem, result)
 
 
 if __name__ == "__main__":

@@ -212,13 +212,7 @@ def run(cuquantum, tensornet, args, problem: common.Problem, report: dict) -> in
     report["setup_ms"] = {"network": create_ms, "contract_path": path_ms, "autotune": autotune_ms}
     report["settings"] = settings
     report["counters"] = counters
-    report["result"] = result
-    v = common.verify(result, common.reference_from_args(args, problem))
-    report["verified"] = v.pop("verified")
-    report["verification"] = v
-    report["status"] = "ok"
-    common.emit(report, args.json_out)
-    return 0
+    return common.finish_ok(report, args, problem, result)
 
 
 if __name__ == "__main__":

@@ -186,13 +186,7 @@ def run(jax, jnp, device, args, problem: common.Problem, report: dict) -> int:
     stats = _memory_stats(device)
     if "peak_bytes_in_use" in stats:
         counters["peak_device_bytes"] = int(stats["peak_bytes_in_use"])
-    report["result"] = common.describe_result(np.asarray(out))
-    v = common.verify(report["result"], common.reference_from_args(args, problem))
-    report["verified"] = v.pop("verified")
-    report["verification"] = v
-    report["status"] = "ok"
-    common.emit(report, args.json_out)
-    return 0
+    return common.finish_ok(report, args, problem, common.describe_result(np.asarray(out)))
 
 
 def _memory_stats(device) -> dict:

@@ -217,13 +217,7 @@ def run(torch, args, problem: common.Problem, report: dict, mode: str) -> int:
     report["counters"] = counters
 
     arr = out.detach().to("cpu").numpy()
-    report["result"] = common.describe_result(arr)
-    v = common.verify(report["result"], common.reference_from_args(args, problem))
-    report["verified"] = v.pop("verified")
-    report["verification"] = v
-    report["status"] = "ok"
-    common.emit(report, args.json_out)
-    return 0
+    return common.finish_ok(report, args, problem, common.describe_result(arr))
 
 
 if __name__ == "__main__":
