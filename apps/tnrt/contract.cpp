@@ -59,8 +59,9 @@ problem:
   --label-size L=N,...       extents of named labels
   --shapes 2x3,3x4           operand shapes of an expression ("" or - for a scalar operand)
   --path opt_size|opt_flops  which path of an einsum JSON's "paths" to take
-  --optimizer greedy|exhaustive|auto
-                             find the path with the built-in optimizer (replaces a file's tree/path)
+  --optimizer greedy|exhaustive|auto|hyper
+                             find the path with the built-in optimizer (replaces a file's tree/path;
+                             hyper: random-greedy trials + subtree reconfiguration, seed 0, at most 1 s)
 data (never all zeros):
   --fill VALUE               every input element = VALUE (default 0.5^0.4 = 0.757858283255199)
   --random SEED              uniform in [0.9*fill, 1.1*fill), one stream per input

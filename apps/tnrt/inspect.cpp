@@ -26,7 +26,9 @@ dtype, and the bandwidth floor (bytes / bandwidth): no run can be faster than th
   --label-size L=N,...       extents of named labels
   --shapes 2x3,3x4           operand shapes of an expression
   --path opt_size|opt_flops  which path of an einsum JSON's "paths" to take
-  --optimizer greedy|exhaustive|auto   use the built-in optimizer instead of the file's tree/path
+  --optimizer greedy|exhaustive|auto|hyper
+                             use the built-in optimizer instead of the file's tree/path (hyper:
+                             random-greedy trials + subtree reconfiguration, seed 0, at most 1 s)
   --bandwidth GBPS           memory bandwidth for the floor (default 4250, the H200's copy bandwidth)
 )";
 

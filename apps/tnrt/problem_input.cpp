@@ -62,9 +62,10 @@ std::vector<std::vector<std::int64_t>> shapes_from_labels(std::string_view expre
 
 std::optional<path_optimizer> parse_optimizer(const parsed_args& args) {
   if (!args.has("optimizer")) return std::nullopt;
-  const std::string how = args.choice_or("optimizer", "auto", {"greedy", "exhaustive", "auto"});
+  const std::string how = args.choice_or("optimizer", "auto", {"greedy", "exhaustive", "auto", "hyper"});
   if (how == "greedy") return path_optimizer::greedy;
   if (how == "exhaustive") return path_optimizer::exhaustive;
+  if (how == "hyper") return path_optimizer::hyper;
   return path_optimizer::automatic;
 }
 

@@ -10,6 +10,7 @@
 
 #include "tnrt/errors.hpp"
 #include "tnrt/path.hpp"
+#include "tnrt/search.hpp"
 
 namespace tnrt {
 namespace {
@@ -222,6 +223,7 @@ ssa_path exhaustive(const network& net) {
 std::vector<std::vector<int>> optimize_path(const network& net, path_optimizer how) {
   const std::size_t n = net.inputs.size();
   if (n <= 1) return {};
+  if (how == path_optimizer::hyper) return search_path(net).path;
   if (how == path_optimizer::automatic) how = n <= 6 ? path_optimizer::exhaustive : path_optimizer::greedy;
   if (how == path_optimizer::exhaustive) {
     if (n > 8) throw usage_error("the exhaustive path optimizer takes at most 8 inputs; this network has " + std::to_string(n));

@@ -1,0 +1,229 @@
+// search_path: the exhaustive optimum on small networks, determinism under a seed, never worse than
+// greedy on larger random regular hypergraphs, valid paths that contract to greedy's result, and the
+// memory limit respected or refused with a typed error.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/naive_einsum.hpp"
+#include "support/random_problem.hpp"
+#include "tnrt/cpu.hpp"
+#include "tnrt/errors.hpp"
+#include "tnrt/formats.hpp"
+#include "tnrt/path.hpp"
+#include "tnrt/search.hpp"
+
+namespace tnrt {
+namespace {
+
+using path_t = std::vector<std::vector<int>>;
+
+double flops_of(const network& net, const path_t& path) { return cost_of(net, tree_from_linear_path(net, path)).flops; }
+
+search_options unbounded(std::uint64_t seed = 0, int trials = 16) {
+  search_options o;
+  o.seed = seed;
+  o.max_trials = trials;
+  o.max_seconds = 0;
+  return o;
+}
+
+// n tensors on a random `degree`-regular multigraph (configuration model, self-loops dropped),
+// plus `hyper` hyperedges over 3..4 tensors each and `open` output labels on one tensor each.
+network random_regular(std::uint64_t seed, int n, int degree, int hyper, int open, int ext_lo = 2, int ext_hi = 4) {
+  std::mt19937_64 rng(seed);
+  const auto pick = [&](int lo, int hi) { return lo + static_cast<int>(rng() % static_cast<std::uint64_t>(hi - lo + 1)); };
+  network net;
+  net.inputs.resize(static_cast<std::size_t>(n));
+  const auto new_label = [&] {
+    const auto l = static_cast<label_t>(net.extents.size());
+    net.extents.push_back(pick(ext_lo, ext_hi));
+    net.label_names.push_back("l" + std::to_string(l));
+    return l;
+  };
+  std::vector<int> stubs;
+  for (int i = 0; i < n; ++i)
+    for (int d = 0; d < degree; ++d) stubs.push_back(i);
+  std::shuffle(stubs.begin(), stubs.end(), rng);
+  for (std::size_t k = 0; k + 1 < stubs.size(); k += 2) {
+    if (stubs[k] == stubs[k + 1]) continue;
+    const label_t l = new_label();
+    net.inputs[static_cast<std::size_t>(stubs[k])].push_back(l);
+    net.inputs[static_cast<std::size_t>(stubs[k + 1])].push_back(l);
+  }
+  for (int h = 0; h < hyper; ++h) {
+    const label_t l = new_label();
+    const int users = pick(3, 4);
+    std::vector<int> chosen;
+    while (static_cast<int>(chosen.size()) < users) {
+      const int t = pick(0, n - 1);
+      if (std::find(chosen.begin(), chosen.end(), t) == chosen.end()) chosen.push_back(t);
+    }
+    for (int t : chosen) net.inputs[static_cast<std::size_t>(t)].push_back(l);
+  }
+  for (int o = 0; o < open; ++o) {
+    const label_t l = new_label();
+    net.inputs[static_cast<std::size_t>(pick(0, n - 1))].push_back(l);
+    net.output.push_back(l);
+  }
+  return net;
+}
+
+TEST(search, trivial_networks) {
+  const auto one = parse_expression("ab->ba", {{2, 3}});
+  EXPECT_TRUE(search_path(one).path.empty());
+  EXPECT_TRUE(optimize_path(one, path_optimizer::hyper).empty());
+  const auto two = parse_expression("ab,bc->ac", {{2, 3}, {3, 4}});
+  EXPECT_EQ(search_path(two).path, (path_t{{0, 1}}));
+  // scalars, a disconnected part (outer product) and a hyperedge
+  for (const auto& [expr, shapes] : std::vector<std::pair<std::string, std::vector<std::vector<std::int64_t>>>>{
+           {",ab,,bc->ac", {{}, {2, 3}, {}, {3, 4}}},
+           {"ab,bc,de,ef->af", {{2, 3}, {3, 4}, {5, 6}, {6, 2}}},
+           {"ab,bc,de,ef->", {{2, 3}, {3, 4}, {5, 6}, {6, 2}}},
+           {"abc,ad,ae,af,bg->cdefg", {{2, 3, 4}, {2, 3}, {2, 2}, {2, 5}, {3, 2}}},
+           {"aab,bc,ca->", {{3, 3, 2}, {2, 3}, {3, 3}}},
+       }) {
+    SCOPED_TRACE(expr);
+    const auto net = parse_expression(expr, shapes);
+    const search_result r = search_path(net, unbounded());
+    ASSERT_NO_THROW(tree_from_linear_path(net, r.path));
+    EXPECT_LE(flops_of(net, r.path), flops_of(net, optimize_path(net, path_optimizer::exhaustive)) * (1 + 1e-12));
+    EXPECT_NEAR(r.log2_flops, std::log2(flops_of(net, r.path)), 1e-9);
+  }
+}
+
+TEST(search, finds_the_exhaustive_optimum_on_small_networks) {
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    const problem p = test::random_problem(9000 + seed, dtype::f64, 1, 5, 8);
+    SCOPED_TRACE("seed " + std::to_string(9000 + seed));
+    const double best = flops_of(p.net, optimize_path(p.net, path_optimizer::exhaustive));
+    const search_result r = search_path(p.net, unbounded(seed, 4));
+    EXPECT_LE(flops_of(p.net, r.path), best * (1 + 1e-12));
+  }
+  // and on denser ones: 8 tensors of a random 3-regular graph with a hyperedge and open labels
+  for (std::uint64_t seed = 0; seed < 30; ++seed) {
+    const network net = random_regular(100 + seed, 8, 3, 1, 2, 2, 9);
+    SCOPED_TRACE("regular seed " + std::to_string(100 + seed));
+    const double best = flops_of(net, optimize_path(net, path_optimizer::exhaustive));
+    EXPECT_LE(flops_of(net, search_path(net, unbounded(seed, 4)).path), best * (1 + 1e-12));
+  }
+}
+
+TEST(search, deterministic_under_a_seed) {
+  const network net = random_regular(7, 40, 3, 4, 3);
+  const search_result a = search_path(net, unbounded(42, 12));
+  const search_result b = search_path(net, unbounded(42, 12));
+  EXPECT_EQ(a.path, b.path);
+  EXPECT_EQ(a.trials, 12);
+  EXPECT_EQ(a.log2_flops, b.log2_flops);
+}
+
+TEST(search, never_worse_than_greedy_on_larger_random_hypergraphs) {
+  double gain = 0;
+  int cases = 0;
+  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+    const int n = 30 + static_cast<int>(seed) * 6;
+    const network net = random_regular(500 + seed, n, seed % 2 ? 4 : 3, 3 + static_cast<int>(seed), 4);
+    SCOPED_TRACE("n " + std::to_string(n) + " seed " + std::to_string(500 + seed));
+    const path_t greedy = optimize_path(net, path_optimizer::greedy);
+    const search_result r = search_path(net, unbounded(seed, 24));
+    ASSERT_NO_THROW(validate(net, tree_from_linear_path(net, r.path)));
+    const double g = std::log2(flops_of(net, greedy));
+    EXPECT_LE(r.log2_flops, g + 1e-9);
+    gain += g - r.log2_flops;
+    ++cases;
+  }
+  // the point of searching: on average it should do visibly better than greedy
+  EXPECT_GT(gain / cases, 0.1);
+}
+
+TEST(search, time_bound_is_respected_and_keeps_greedy_as_a_floor) {
+  const network net = random_regular(11, 60, 3, 6, 4);
+  search_options o;
+  o.max_trials = 1000000;
+  o.max_seconds = 0.3;
+  const search_result r = search_path(net, o);
+  EXPECT_LT(r.seconds, 1.5);
+  EXPECT_GE(r.trials, 1);
+  EXPECT_LE(r.log2_flops, std::log2(flops_of(net, optimize_path(net, path_optimizer::greedy))) + 1e-9);
+}
+
+TEST(search, paths_contract_to_greedys_result) {
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    problem p = test::random_problem(700 + seed, dtype::f64, 1, 3, 8);
+    SCOPED_TRACE("seed " + std::to_string(700 + seed));
+    const auto in = test::random_inputs(p, seed);
+    p.tree = tree_from_linear_path(p.net, search_path(p.net, unbounded(seed, 6)).path);
+    const host_tensor got = cpu::contract(p, in);
+    p.tree = tree_from_linear_path(p.net, optimize_path(p.net, path_optimizer::greedy));
+    const host_tensor want = cpu::contract(p, in);
+    ASSERT_EQ(got.shape(), want.shape());
+    EXPECT_LE(test::relative_error(got, want), 1e-12);
+  }
+  for (std::uint64_t seed = 0; seed < 4; ++seed) {
+    problem p;
+    p.type = dtype::f64;
+    p.net = random_regular(800 + seed, 14, 3, 2, 2, 2, 2);
+    SCOPED_TRACE("regular seed " + std::to_string(800 + seed));
+    const auto in = test::random_inputs(p, seed);
+    p.tree = tree_from_linear_path(p.net, optimize_path(p.net, path_optimizer::hyper));
+    const host_tensor got = cpu::contract(p, in);
+    p.tree = tree_from_linear_path(p.net, optimize_path(p.net, path_optimizer::greedy));
+    const host_tensor want = cpu::contract(p, in);
+    EXPECT_LE(test::relative_error(got, want), 1e-12);
+  }
+}
+
+TEST(search, memory_limit_is_respected_or_refused) {
+  const network net = random_regular(21, 40, 3, 4, 3);
+  const search_result free = search_path(net, unbounded(1, 12));
+  EXPECT_LE(free.log2_largest, free.log2_flops);
+  const double greedy_largest = cost_of(net, tree_from_linear_path(net, optimize_path(net, path_optimizer::greedy))).max_elements;
+  // greedy's own largest tensor is always feasible
+  {
+    search_options o = unbounded(1, 12);
+    o.memory_limit_elements = greedy_largest;
+    const search_result r = search_path(net, o);
+    EXPECT_LE(std::exp2(r.log2_largest), greedy_largest * (1 + 1e-9));
+  }
+  int met = 0, refused = 0;
+  const double top = std::log2(greedy_largest);
+  for (double below = 0; below <= top; below += 1) {
+    search_options o = unbounded(1, 12);
+    o.memory_limit_elements = std::exp2(top - below) * (1 + 1e-9);  // log2 rounding
+    try {
+      const search_result r = search_path(net, o);
+      EXPECT_LE(r.log2_largest, top - below + 1e-9);
+      EXPECT_LE(cost_of(net, tree_from_linear_path(net, r.path)).max_elements, *o.memory_limit_elements * (1 + 1e-9));
+      ++met;
+    } catch (const out_of_memory&) {
+      ++refused;
+    }
+  }
+  EXPECT_GT(met, 0);
+  EXPECT_GT(refused, 0);  // down to a limit of one element, something must give
+  // an input over the limit is refused outright
+  search_options o;
+  o.memory_limit_elements = 1;
+  EXPECT_THROW(search_path(parse_expression("ab,bc->ac", {{2, 3}, {3, 4}}), o), out_of_memory);
+}
+
+TEST(search, bad_options_are_usage_errors) {
+  const auto net = parse_expression("ab,bc,cd->ad", {{2, 3}, {3, 4}, {4, 5}});
+  search_options o;
+  o.max_trials = 0;
+  EXPECT_THROW(search_path(net, o), usage_error);
+  o = {};
+  o.reconf_leaves = 1;
+  EXPECT_THROW(search_path(net, o), usage_error);
+  o = {};
+  o.memory_limit_elements = -1;
+  EXPECT_THROW(search_path(net, o), usage_error);
+}
+
+}  // namespace
+}  // namespace tnrt
