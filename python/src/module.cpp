@@ -196,7 +196,8 @@ tnrt::path_optimizer optimizer_of(const std::string& name) {
   if (name == "greedy") return tnrt::path_optimizer::greedy;
   if (name == "exhaustive" || name == "optimal") return tnrt::path_optimizer::exhaustive;
   if (name == "auto" || name == "automatic") return tnrt::path_optimizer::automatic;
-  throw tnrt::usage_error("unknown path optimizer '" + name + "' (greedy, exhaustive, auto, a linear path or a cotengra tree)");
+  if (name == "hyper" || name == "random-greedy") return tnrt::path_optimizer::hyper;
+  throw tnrt::usage_error("unknown path optimizer '" + name + "' (greedy, exhaustive, auto, hyper, a linear path or a cotengra tree)");
 }
 
 tnrt::problem problem_from_expression(const std::string& expr, const std::vector<std::vector<std::int64_t>>& shapes,

@@ -57,7 +57,7 @@ def resolve_path(optimize, eq, shapes):
     if isinstance(optimize, str):
         if optimize in ("optimal", "exhaustive", "dp") and n > 8:
             optimize = "greedy"
-        if optimize in ("dp", "branch-all", "branch-2", "random-greedy"):
+        if optimize in ("dp", "branch-all", "branch-2"):
             optimize = "auto"
         return tuple(tuple(p) for p in _tnrt.linear_path(eq, [list(s) for s in shapes], optimize))
     if hasattr(optimize, "get_path"):  # a cotengra ContractionTree

@@ -54,6 +54,18 @@ def test_optimize_forms(rng, optimize):
     np.testing.assert_allclose(tnrt.einsum("ab,bc,cd->ad", *ops, optimize=optimize), ops[0] @ ops[1] @ ops[2])
 
 
+def test_optimize_hyper_on_a_ring(rng):
+    # 12 matrices in a ring (a trace of their product): the hyper search's path gives numpy's value
+    letters = "abcdefghijkl"
+    eq = ",".join(letters[i] + letters[(i + 1) % 12] for i in range(12)) + "->"
+    ops = [rand(rng, (3, 3), np.float64) for _ in range(12)]
+    want = np.einsum(eq, *ops, optimize="greedy")
+    for name in ("hyper", "random-greedy"):
+        np.testing.assert_allclose(tnrt.einsum(eq, *ops, optimize=name), want, rtol=1e-12)
+    with pytest.raises(ValueError):
+        tnrt.einsum(eq, *ops, optimize="no-such-optimizer")
+
+
 def test_optimize_numpy_einsum_path(rng):
     ops = [rand(rng, s, np.float64) for s in [(3, 4), (4, 5), (5, 6)]]
     path, _ = np.einsum_path("ab,bc,cd->ad", *ops, optimize="optimal")
