@@ -10,11 +10,13 @@ bandwidth of one copy is (bytes read + bytes written) / time = 2 * size / time. 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
+import common  # noqa: E402  (emit: the report written atomically, or to stdout)
 
 
 def stats(times_ms: list[float], moved: int) -> dict:
@@ -120,13 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         out = {"status": "failed", "error": f"{type(exc).__name__}: {exc}", "device": args.device}
         rc = 1
-    text = json.dumps(out, indent=1)
-    if args.json_out:
-        with open(args.json_out + ".tmp", "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-        os.replace(args.json_out + ".tmp", args.json_out)
-    else:
-        print(text)
+    common.emit(out, args.json_out)
     if rc == 0:
         print(f"bandwidth: {out['bandwidth_GBps']:.1f} GB/s (median of {args.repeats}, "
               f"{size >> 20} MiB copies, {out['method']})", file=sys.stderr)

@@ -25,11 +25,13 @@ the times, the flops per product, median and best TFLOP/s (entries).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
+import common  # noqa: E402  (emit: the report written atomically, or to stdout)
 
 ALL = ("f32", "f64", "c64", "c128", "tf32")
 EXIT_NOT_SUPPORTED = 10
@@ -215,13 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         out = dict(base, status="failed", error=f"{type(exc).__name__}: {exc}", peaks_tflops={})
         rc = 1
-    text = json.dumps(out, indent=1)
-    if args.json_out:
-        with open(args.json_out + ".tmp", "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-        os.replace(args.json_out + ".tmp", args.json_out)
-    else:
-        print(text)
+    common.emit(out, args.json_out)
     if out["status"] == "ok":
         for d in dtypes:
             e = out["entries"].get(d, {})

@@ -9,8 +9,8 @@ tnrt's fills bit for bit, built on the host and put on the device before compili
 full f32. --precision default leaves JAX's default, which on NVIDIA GPUs lets f32 dot products use
 TF32; the report's verification shows the error that costs. Compilation (trace, lower, compile)
 runs in a worker thread and is timed apart; past --compile-timeout seconds the peer reports
-not_supported ("compile exceeded") and exits 2 (on an H200, JAX 0.11.2, the 550-tensor reference
-network did not compile within 200 s, XLA's GEMM autotuning off or on). Each timed run: clock,
+not_supported ("compile exceeded") and exits 2 (networks of hundreds of steps can take minutes to
+compile). Each timed run: clock,
 call, block_until_ready(), clock. Example:
 
     python3 bench/peers/jax_tree.py data/tensornetwork_permutation_optimized.json --dtype f32 \
