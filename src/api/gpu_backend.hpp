@@ -16,8 +16,9 @@ namespace tnrt::detail {
 class gpu_program {
  public:
   virtual ~gpu_program() = default;
-  /// Inputs of the program's shapes and type (validated), the output of the result's shape.
-  virtual void run(std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream) = 0;
+  /// Inputs of the program's shapes and type (validated), the output of the result's shape;
+  /// `dense`: every view is known to be row-major (no strides given).
+  virtual void run(std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream, bool dense) = 0;
   [[nodiscard]] virtual memory_report memory() const = 0;
   [[nodiscard]] virtual double compile_ms() const = 0;
   [[nodiscard]] virtual std::size_t launches() const = 0;

@@ -95,6 +95,8 @@ class compiled_program {
   /// set per launch (no launch of their own, no host work beyond setting 24 bytes an input).
   /// Built with the graph; absent without one.
   [[nodiscard]] bool has_io_graph() const noexcept { return io_exec_ != nullptr; }
+  /// Gather-node updates launch_io has made (a launch with the previous call's pointers makes none).
+  [[nodiscard]] std::uint64_t io_updates() const noexcept { return io_updates_; }
   /// Launches it on `stream`: input i is read from srcs[i] (row-major; nullptr: already in
   /// input(i)), the result written to `out` (row-major; nullptr: left in result()). No ordering
   /// against earlier work on the program's buffers: that is the caller's (see order_on).
@@ -169,7 +171,10 @@ class compiled_program {
   graph_owner io_graph_;
   graph_exec_owner io_exec_;
   gather_nodes io_in_, io_out_;
-  std::vector<gather_entry> io_entries_;  // reused by launch_io: no allocation per run
+  std::vector<gather_entry> io_entries_;  // the sources io_exec_ holds; reused: no allocation per run
+  bool io_in_stale_ = false;              // an update of the input nodes failed half way
+  void* io_out_dst_ = nullptr;            // the destination io_exec_'s output node holds
+  std::uint64_t io_updates_ = 0;          // node updates launch_io made
   std::string graph_note_;
   double compile_ms_ = 0;
   // The stream of the latest work on the program's buffers, and the event a run on another stream

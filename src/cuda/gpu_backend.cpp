@@ -144,21 +144,26 @@ class cuda_program final : public gpu_program {
   cuda_program(const cuda_program&) = delete;
   cuda_program& operator=(const cuda_program&) = delete;
 
-  void run(std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream) override {
+  void run(std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream, bool dense) override {
     if (!prog_.has_io_graph()) {
       run_bridged(inputs, output, stream);
       return;
     }
     cudaStream_t st = stream_of(stream);
     const last_use use(done_.get(), st);
+    if (dense) {
+      for (std::size_t i = 0; i < inputs.size(); ++i) srcs_[i] = inputs[i].data;
+      prog_.launch_io(srcs_, output.data, st);
+      return;
+    }
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       const tensor_view& v = inputs[i];
       if (row_major(v)) {
         srcs_[i] = v.data;
       } else {  // rare: its own strided copy, before the graph
         srcs_[i] = nullptr;
-        const std::vector<std::int64_t> dense = row_major_strides(v.shape);
-        cuda::launch_strided_copy(cuda::strided_copy_of(v.shape, v.strides, v.data, dense, prog_.input(i), size_of(prog_.type())), st);
+        const std::vector<std::int64_t> rows = row_major_strides(v.shape);
+        cuda::launch_strided_copy(cuda::strided_copy_of(v.shape, v.strides, v.data, rows, prog_.input(i), size_of(prog_.type())), st);
       }
     }
     const bool dense_out = row_major(output);

@@ -201,6 +201,62 @@ TEST(CudaApi, ProgramThousandRunsNewPointersAndValues) {
   EXPECT_EQ(ctx.stats().api.program_runs, 1000U);
 }
 
+// The same buffers every run (the io graph's nodes are not updated then), new values written in
+// place on the stream before each run, views without strides (run()'s fast check), and every few
+// runs one input passed through a strided view and back: each result must see the new values.
+TEST(CudaApi, ProgramSameBuffersNewValuesInPlace) {
+  TNRT_SKIP_WITHOUT_GPU();
+  context ctx;
+  stream_owner stream;
+  gputest::random_network_spec spec;
+  spec.tensors = 8;
+  spec.max_extent = 4;
+  spec.max_elements = 1 << 12;
+  spec.open_labels = 1;
+  const problem p = gputest::random_problem(spec, 8302, dtype::f64);
+  program prog = ctx.compile(p);
+  std::vector<std::unique_ptr<device_buffer>> in;
+  std::vector<std::vector<std::int64_t>> shapes;
+  for (const auto& labels : p.net.inputs) shapes.push_back(p.net.shape_of(labels));
+  const std::vector<std::int64_t> out_shape = p.net.shape_of(p.net.output);
+  for (const auto& s : shapes) in.push_back(std::make_unique<device_buffer>(static_cast<std::size_t>(element_count(s)) * 8));
+  device_buffer out(static_cast<std::size_t>(element_count(out_shape)) * 8);
+  const double tol = gputest::tolerance(p.type, gputest::longest_sum(p), 256.0);
+  int bad = 0;
+  for (int run = 0; run < 60; ++run) {
+    const std::vector<host_tensor> values = gputest::random_inputs(p, 9900 + static_cast<std::uint64_t>(run), 0.25, 1.25);
+    for (std::size_t i = 0; i < values.size(); ++i)
+      gputest::check_cuda(cudaMemcpyAsync(in[i]->ptr, values[i].data(), values[i].bytes(), cudaMemcpyHostToDevice, stream.s), "H2D");
+    gputest::check_cuda(cudaStreamSynchronize(stream.s), "sync");  // the host values live only this iteration
+    std::vector<std::vector<std::int64_t>> strides(values.size());
+    std::vector<tensor_view> views;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      tensor_view v;
+      v.data = in[i]->ptr;
+      v.type = p.type;
+      v.shape = shapes[i];
+      v.device = 0;
+      if (run % 7 == 3 && i == 0) {  // the same buffer, row-major, but through explicit strides
+        strides[i] = row_major_strides(shapes[i]);
+        v.strides = strides[i];
+      }
+      views.push_back(v);
+    }
+    tensor_view o;
+    o.data = out.ptr;
+    o.type = p.type;
+    o.shape = out_shape;
+    o.device = 0;
+    prog.run(views, o, stream.s);
+    host_tensor got(p.type, out_shape);
+    gputest::check_cuda(cudaMemcpyAsync(got.data(), out.ptr, got.bytes(), cudaMemcpyDeviceToHost, stream.s), "D2H");
+    gputest::check_cuda(cudaStreamSynchronize(stream.s), "sync");
+    const double e = gputest::rel_error(got, cpu::contract(p, values));
+    if (!(e <= tol) && ++bad <= 5) ADD_FAILURE() << "run " << run << ": relative error " << e << " above " << tol;
+  }
+  EXPECT_EQ(bad, 0);
+}
+
 TEST(CudaApi, FourStreamsThousandContractionsEach) {
   TNRT_SKIP_WITHOUT_GPU();
   context ctx;
