@@ -89,6 +89,48 @@ using slice_progress_fn = std::function<void(std::int64_t, std::int64_t)>;
 host_tensor contract_sliced(const problem& p, std::span<const host_tensor> inputs, std::span<const label_t> labels,
                             const slice_contractor& contract_one, const slice_progress_fn& progress = {});
 
+/// One strided move of a sliced run, the unit the device kernels execute (and apply_slice_move on
+/// the host): `count` elements over `extents` (row-major order, the last mode fastest) read at
+/// src + sum(idx * src_strides) and written (or added) at dst + sum(idx * dst_strides), in elements,
+/// where one side's base moves with the slice: + sum over the sliced labels of value * label_strides.
+/// Modes of extent 1 are dropped and adjacent modes merged where both sides allow.
+struct slice_move {
+  std::vector<std::int64_t> extents, src_strides, dst_strides;
+  /// Per sliced label (the plan's order): its stride on the sliced side (summed over repeats of the
+  /// label in one operand, as on a diagonal), 0 where the operand does not hold it.
+  std::vector<std::int64_t> label_strides;
+  bool slices_src = true;  // the side whose base moves: the caller's input (true) or the result (false)
+  std::int64_t count = 0;
+};
+
+/// How every slice of p over `labels` reads the caller's tensors and writes the result. The inputs
+/// come in any strides (empty: row-major) and go to dense row-major one-slice buffers; the one-slice
+/// result (dense) is added into the caller's result (any strides that do not overlap).
+struct slice_layout {
+  std::vector<label_t> labels;
+  std::vector<std::int64_t> extents, radix;  // per label; radix: the slice index weight (the last label fastest)
+  std::int64_t slices = 1;
+  /// Inputs whose sub-tensor changes from slice to slice (they hold a sliced label), and the rest.
+  std::vector<std::size_t> sliced_inputs, fixed_inputs;
+  std::vector<slice_move> input_moves;  // one per input, by input index
+  slice_move output_move;               // the one-slice result into its block of the result
+  slice_move output_zero;               // the whole result, for zeroing it (dst side only)
+};
+
+/// The layout of p's slices over `labels` for inputs of those strides (`input_strides` empty, or one
+/// list per input, each empty for row-major) and a result of `output_strides` (empty: row-major).
+/// Throws what slice_problem throws, and shape_error for a stride list of the wrong length.
+slice_layout layout_slices(const problem& p, std::span<const label_t> labels,
+                           std::span<const std::vector<std::int64_t>> input_strides = {},
+                           std::span<const std::int64_t> output_strides = {});
+
+/// The value of each sliced label in slice `s` (0 <= s < slices).
+std::vector<std::int64_t> slice_values(const slice_layout& l, std::int64_t s);
+
+/// The host reference of one move at slice `s` (elements of `type`): copies, or adds when `add`;
+/// a null `src` writes zeros.
+void apply_slice_move(const slice_layout& l, const slice_move& m, std::int64_t s, const void* src, void* dst, dtype type, bool add);
+
 namespace cpu {
 
 /// contract_sliced with every slice contracted by cpu::contract.

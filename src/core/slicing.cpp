@@ -301,4 +301,123 @@ host_tensor contract_sliced(const problem& p, std::span<const host_tensor> input
   return result;
 }
 
+
+namespace {
+
+// A move over `extents` with the two sides' strides, the sliced labels' strides taken out of the
+// sliced side: modes of a sliced label (extent 1 in the slice) and of extent 1 are dropped, and
+// adjacent modes merged where both sides step alike.
+slice_move make_move(const std::vector<label_t>& labels_of_modes, const std::vector<std::int64_t>& slice_extents,
+                     const std::vector<std::int64_t>& src_strides, const std::vector<std::int64_t>& dst_strides,
+                     const std::vector<int>& slot_of_label, std::size_t n_sliced, bool slices_src) {
+  slice_move m;
+  m.slices_src = slices_src;
+  m.label_strides.assign(n_sliced, 0);
+  m.count = 1;
+  const std::vector<std::int64_t>& sliced_side = slices_src ? src_strides : dst_strides;
+  for (std::size_t j = 0; j < labels_of_modes.size(); ++j) {
+    const int slot = slot_of_label[static_cast<std::size_t>(labels_of_modes[j])];
+    if (slot >= 0) {
+      m.label_strides[static_cast<std::size_t>(slot)] += sliced_side[j];
+      continue;
+    }
+    m.count *= slice_extents[j];
+    if (slice_extents[j] == 1) continue;
+    if (!m.extents.empty() && m.src_strides.back() == src_strides[j] * slice_extents[j] &&
+        m.dst_strides.back() == dst_strides[j] * slice_extents[j]) {
+      m.extents.back() *= slice_extents[j];
+      m.src_strides.back() = src_strides[j];
+      m.dst_strides.back() = dst_strides[j];
+      continue;
+    }
+    m.extents.push_back(slice_extents[j]);
+    m.src_strides.push_back(src_strides[j]);
+    m.dst_strides.push_back(dst_strides[j]);
+  }
+  return m;
+}
+
+}  // namespace
+
+slice_layout layout_slices(const problem& p, std::span<const label_t> labels, std::span<const std::vector<std::int64_t>> input_strides,
+                           std::span<const std::int64_t> output_strides) {
+  const problem q = slice_problem(p, labels);
+  const network& net = p.net;
+  if (!input_strides.empty() && input_strides.size() != net.inputs.size())
+    throw shape_error(where(p) + ": " + std::to_string(input_strides.size()) + " stride lists for " + std::to_string(net.inputs.size()) + " inputs");
+  slice_layout l;
+  l.labels.assign(labels.begin(), labels.end());
+  std::vector<int> slot_of_label(net.label_count(), -1);
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    slot_of_label[static_cast<std::size_t>(labels[i])] = static_cast<int>(i);
+    l.extents.push_back(net.extents[static_cast<std::size_t>(labels[i])]);
+  }
+  l.slices = slice_count(p, labels);
+  l.radix.assign(labels.size(), 1);
+  for (std::size_t i = labels.size(); i-- > 1;) l.radix[i - 1] = l.radix[i] * l.extents[i];
+  auto strides_or_rows = [](std::span<const std::int64_t> given, const std::vector<std::int64_t>& shape, const std::string& what,
+                            const problem& pp) {
+    if (given.empty()) return row_major_strides(shape);
+    if (given.size() != shape.size())
+      throw shape_error(where(pp) + ": " + what + " has " + std::to_string(given.size()) + " strides for " + std::to_string(shape.size()) + " modes");
+    return std::vector<std::int64_t>(given.begin(), given.end());
+  };
+  for (std::size_t i = 0; i < net.inputs.size(); ++i) {
+    const std::vector<std::int64_t> full = net.shape_of(net.inputs[i]);
+    const std::vector<std::int64_t> one = q.net.shape_of(net.inputs[i]);
+    const std::vector<std::int64_t> src = strides_or_rows(input_strides.empty() ? std::span<const std::int64_t>() : std::span<const std::int64_t>(input_strides[i]),
+                                                          full, "input " + std::to_string(i), p);
+    l.input_moves.push_back(make_move(net.inputs[i], one, src, row_major_strides(one), slot_of_label, labels.size(), true));
+    const bool moves = std::any_of(l.input_moves.back().label_strides.begin(), l.input_moves.back().label_strides.end(),
+                                   [](std::int64_t v) { return v != 0; }) ||
+                       std::any_of(net.inputs[i].begin(), net.inputs[i].end(), [&](label_t x) { return slot_of_label[static_cast<std::size_t>(x)] >= 0; });
+    (moves ? l.sliced_inputs : l.fixed_inputs).push_back(i);
+  }
+  const std::vector<std::int64_t> full_out = net.shape_of(net.output);
+  const std::vector<std::int64_t> one_out = q.net.shape_of(net.output);
+  const std::vector<std::int64_t> dst = strides_or_rows(output_strides, full_out, "the output", p);
+  l.output_move = make_move(net.output, one_out, row_major_strides(one_out), dst, slot_of_label, labels.size(), false);
+  const std::vector<int> none(net.label_count(), -1);
+  l.output_zero = make_move(net.output, full_out, dst, dst, none, labels.size(), false);
+  return l;
+}
+
+std::vector<std::int64_t> slice_values(const slice_layout& l, std::int64_t s) {
+  std::vector<std::int64_t> v(l.labels.size());
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = (s / l.radix[i]) % l.extents[i];
+  return v;
+}
+
+void apply_slice_move(const slice_layout& l, const slice_move& m, std::int64_t s, const void* src, void* dst, dtype type, bool add) {
+  const std::vector<std::int64_t> values = slice_values(l, s);
+  std::int64_t base = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) base += values[i] * m.label_strides[i];
+  const std::int64_t src_base = m.slices_src ? base : 0, dst_base = m.slices_src ? 0 : base;
+  visit_dtype(type, [&](auto zero) {
+    using T = decltype(zero);
+    const T* in = static_cast<const T*>(src);
+    T* out = static_cast<T*>(dst);
+    const std::size_t rank = m.extents.size();
+    std::vector<std::int64_t> idx(rank, 0);
+    std::int64_t so = src_base, dof = dst_base;
+    for (std::int64_t e = 0; e < m.count; ++e) {
+      if (in == nullptr) {
+        out[dof] = T{};
+      } else if (add) {
+        out[dof] += in[so];
+      } else {
+        out[dof] = in[so];
+      }
+      for (std::size_t d = rank; d-- > 0;) {
+        so += m.src_strides[d];
+        dof += m.dst_strides[d];
+        if (++idx[d] < m.extents[d]) break;
+        so -= idx[d] * m.src_strides[d];
+        dof -= idx[d] * m.dst_strides[d];
+        idx[d] = 0;
+      }
+    }
+  });
+}
+
 }  // namespace tnrt

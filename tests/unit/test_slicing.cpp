@@ -8,7 +8,9 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <cstring>
 #include <string>
+#include <utility>
 
 #include "support/naive_einsum.hpp"
 #include "support/random_problem.hpp"
@@ -305,6 +307,118 @@ TEST(slicing, a_limit_nothing_fits_in_is_out_of_memory) {
   test::expect_error<out_of_memory>([&] { plan_slices(p, floor - 1); },
                                     {"matmul", "every label sliced", std::to_string(floor - 1) + " bytes"});
   test::expect_error<out_of_memory>([&] { plan_slices(p, 0); }, {"every label sliced"});
+}
+
+}  // namespace
+}  // namespace tnrt
+
+namespace tnrt {
+namespace {
+
+// Scatters a row-major tensor into a buffer of the given strides (padding elsewhere).
+std::vector<unsigned char> scatter_to(const host_tensor& t, const std::vector<std::int64_t>& strides, std::size_t span_elems) {
+  const std::size_t elem = size_of(t.type());
+  std::vector<unsigned char> buf(span_elems * elem, 0x7f);
+  const std::vector<std::int64_t>& shape = t.shape();
+  std::vector<std::int64_t> idx(shape.size(), 0);
+  const auto* src = static_cast<const unsigned char*>(t.data());
+  for (std::int64_t e = 0; e < element_count(t.shape()); ++e) {
+    std::int64_t off = 0;
+    for (std::size_t m = 0; m < shape.size(); ++m) off += idx[m] * strides[m];
+    std::memcpy(buf.data() + static_cast<std::size_t>(off) * elem, src + static_cast<std::size_t>(e) * elem, elem);
+    for (std::size_t m = shape.size(); m-- > 0;) {
+      if (++idx[m] < shape[m]) break;
+      idx[m] = 0;
+    }
+  }
+  return buf;
+}
+
+std::vector<unsigned char> scatter_to(const host_tensor& t, const std::vector<std::int64_t>& strides, std::size_t span_elems);
+
+host_tensor gather_from(const std::vector<unsigned char>& buf, const std::vector<std::int64_t>& strides, const std::vector<std::int64_t>& shape, dtype t) {
+  host_tensor r(t, shape);
+  const std::size_t elem = size_of(t);
+  std::vector<std::int64_t> idx(shape.size(), 0);
+  auto* dst = static_cast<unsigned char*>(r.data());
+  for (std::int64_t e = 0; e < element_count(r.shape()); ++e) {
+    std::int64_t off = 0;
+    for (std::size_t m = 0; m < shape.size(); ++m) off += idx[m] * strides[m];
+    std::memcpy(dst + static_cast<std::size_t>(e) * elem, buf.data() + static_cast<std::size_t>(off) * elem, elem);
+    for (std::size_t m = shape.size(); m-- > 0;) {
+      if (++idx[m] < shape[m]) break;
+      idx[m] = 0;
+    }
+  }
+  return r;
+}
+
+// Random strides for a shape: the modes in a random order, each padded by 0-2 elements. Returns the
+// strides and the span in elements.
+std::pair<std::vector<std::int64_t>, std::size_t> random_strides(const std::vector<std::int64_t>& shape, std::mt19937_64& rng) {
+  std::vector<std::size_t> order(shape.size());
+  for (std::size_t m = 0; m < order.size(); ++m) order[m] = m;
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<std::int64_t> strides(shape.size(), 0);
+  std::int64_t span = 1;
+  for (std::size_t m : order) {
+    strides[m] = span;
+    span = span * shape[m] + static_cast<std::int64_t>(rng() % 3);
+  }
+  return {strides, static_cast<std::size_t>(span)};
+}
+
+// The device kernels' plan, run on the host: every slice's inputs gathered by layout_slices' moves
+// from strided buffers, the one-slice problem contracted, its result added into a strided result by
+// the output move. It must equal the unsliced contraction.
+TEST(slice_layout, moves_assemble_the_unsliced_result_from_strided_buffers) {
+  int cases = 0, merged = 0;
+  for (dtype t : all_types) {
+    for (std::uint64_t c = 0; c < 40; ++c) {
+      const std::uint64_t seed = 9700 + c;
+      const problem p = random_problem(seed, t);
+      std::vector<label_t> candidates = input_labels(p);
+      if (candidates.empty()) continue;
+      std::mt19937_64 rng(seed ^ 0xabc);
+      std::shuffle(candidates.begin(), candidates.end(), rng);
+      const std::size_t k = 1 + static_cast<std::size_t>(rng() % std::min<std::size_t>(3, candidates.size()));
+      const std::vector<label_t> labels(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(k));
+      SCOPED_TRACE("seed " + std::to_string(seed) + " " + std::string(name_of(t)) + " sliced " + p.net.describe(labels));
+      const auto in = random_inputs(p, seed);
+      const bool strided = c % 2 == 1;
+      std::vector<std::vector<std::int64_t>> in_strides;
+      std::vector<std::vector<unsigned char>> bufs;
+      for (const host_tensor& h : in) {
+        if (strided) {
+          auto [st, span] = random_strides(h.shape(), rng);
+          bufs.push_back(scatter_to(h, st, span));
+          in_strides.push_back(st);
+        } else {
+          bufs.emplace_back(static_cast<const unsigned char*>(h.data()), static_cast<const unsigned char*>(h.data()) + h.bytes());
+          in_strides.emplace_back();
+        }
+      }
+      const std::vector<std::int64_t> out_shape = p.net.shape_of(p.net.output);
+      const auto [out_st, out_span] = strided ? random_strides(out_shape, rng) : std::make_pair(row_major_strides(out_shape), static_cast<std::size_t>(element_count(out_shape)));
+      const slice_layout l = layout_slices(p, labels, in_strides, strided ? std::span<const std::int64_t>(out_st) : std::span<const std::int64_t>());
+      for (const slice_move& m : l.input_moves) merged += m.extents.size() < 2 ? 1 : 0;
+      const problem q = slice_problem(p, labels);
+      std::vector<host_tensor> slice_in;
+      for (std::size_t i = 0; i < in.size(); ++i) slice_in.emplace_back(p.type, q.net.shape_of(p.net.inputs[i]));
+      std::vector<unsigned char> out(out_span * size_of(t), 0x7f);
+      apply_slice_move(l, l.output_zero, 0, nullptr, out.data(), t, false);  // zero the result's elements (not the padding)
+      for (std::int64_t s = 0; s < l.slices; ++s) {
+        for (std::size_t i = 0; i < in.size(); ++i) apply_slice_move(l, l.input_moves[i], s, bufs[i].data(), slice_in[i].data(), t, false);
+        const host_tensor part = cpu::contract(q, slice_in);
+        apply_slice_move(l, l.output_move, s, part.data(), out.data(), t, true);
+      }
+      const host_tensor got = gather_from(out, out_st, out_shape, t);
+      EXPECT_LE(test::relative_error(got, cpu::contract(p, in)), tolerance(p));
+      ++cases;
+    }
+  }
+  EXPECT_GT(cases, 100);
+  EXPECT_GT(merged, 10);  // row-major sub-tensors coalesce
 }
 
 }  // namespace
