@@ -37,6 +37,7 @@
 #include "tnrt/dtype.hpp"
 #include "tnrt/network.hpp"
 #include "tnrt/options.hpp"
+#include "tnrt/slicing.hpp"
 #include "tnrt/tensor.hpp"
 
 namespace tnrt {
@@ -81,6 +82,7 @@ struct cost_report {
 namespace detail {
 struct context_state;
 struct program_state;
+struct sliced_state;
 struct device_block;
 }  // namespace detail
 
@@ -154,6 +156,62 @@ class program {
   std::unique_ptr<detail::program_state> state_;
 };
 
+/// A sliced contraction's request (include/tnrt/slicing.hpp says what slicing is).
+struct slice_request {
+  /// The labels to slice. Empty: the problem's own (problem::slices, from its file) when it has
+  /// some, else none while the unsliced program fits the memory limit, else found by plan_slices.
+  std::vector<label_t> labels;
+  /// 0: the context's limit (options::memory_limit_bytes / memory_limit_fraction).
+  std::size_t memory_limit_bytes = 0;
+  /// Count the result's buffer against the limit (host-tensor runs allocate it; runs into a
+  /// caller's output view do not).
+  bool count_result = true;
+};
+
+/// What a sliced contraction will take, known before anything is allocated.
+struct slice_report {
+  slice_plan plan;                  // labels, slice count, flops sliced and unsliced, core peak estimates
+  std::size_t limit_bytes = 0;      // the limit planned under
+  std::size_t predicted_bytes = 0;  // device memory tnrt will hold: the one-slice program, its table, the result if counted
+  std::size_t result_bytes = 0;
+  cost_report cost;                 // all slices together (flops and bytes, as program::cost)
+  cost_report cost_unsliced;
+  bool predicted_exactly = false;   // from the GPU's own plans (true), or the core estimate (a CPU context)
+};
+
+/// A sliced contraction compiled for one context: the one-slice program, compiled once, replayed
+/// for every slice with the inputs gathered at that slice's offsets and the result accumulated on
+/// the device. A GPU context's runs are ordered on the caller's stream like program::run.
+class sliced_program {
+ public:
+  sliced_program();
+  ~sliced_program();
+  sliced_program(sliced_program&&) noexcept;
+  sliced_program& operator=(sliced_program&&) noexcept;
+  sliced_program(const sliced_program&) = delete;
+  sliced_program& operator=(const sliced_program&) = delete;
+
+  /// Enqueues slices [first, first + count) (count -1: to the last) on `stream`: inputs of the
+  /// problem's shapes (device views, any strides), their results summed into `output` (zeroed
+  /// first; a cut-short run leaves the partial sum). Returns without waiting.
+  void run(std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream, std::int64_t first = 0,
+           std::int64_t count = -1);
+  /// Convenience: uploads, runs, downloads, waits (blocking), calling `progress` (slices done,
+  /// total) as slices complete on the device.
+  [[nodiscard]] host_tensor run(std::span<const host_tensor> inputs, const slice_progress_fn& progress = {}, std::int64_t first = 0,
+                                std::int64_t count = -1);
+  [[nodiscard]] const slice_report& report() const;
+  [[nodiscard]] std::int64_t slices() const;
+  /// Device memory held (the one-slice program's report, total_bytes with the table).
+  [[nodiscard]] memory_report memory() const;
+  [[nodiscard]] bool uses_graph() const;
+  [[nodiscard]] const problem& source() const;
+
+ private:
+  friend class context;
+  std::unique_ptr<detail::sliced_state> state_;
+};
+
 /// Owns the device, the cuTENSOR handle, the caching pool, the retirement queue, the shared
 /// workspace and the plan cache (or, with options::device == cpu_device, the CPU reference engine).
 class context {
@@ -178,6 +236,15 @@ class context {
   /// Compiles `p` for this context (blocking: plans, timing of kernel choices, graph capture).
   /// Throws out_of_memory, before allocating, when the program would not fit. A GPU context only.
   [[nodiscard]] program compile(const problem& p);
+
+  /// The slicing of p under the request's memory limit and what it will take, without allocating
+  /// anything: the slice plan, the predicted device memory, flops and bytes. On a GPU the prediction
+  /// is the one-slice program's own memory plan (its cuTENSOR plans are built, and kept in the plan
+  /// cache); on a CPU context the core estimate (slice_peak_bytes). Throws out_of_memory when no
+  /// slicing fits, shape_error for bad labels.
+  [[nodiscard]] slice_report plan_sliced(const problem& p, const slice_request& request = {});
+  /// plan_sliced, then the one-slice program compiled (blocking). Its memory never exceeds the limit.
+  [[nodiscard]] sliced_program compile_sliced(const problem& p, const slice_request& request = {});
 
   /// Every counter: plan cache, workspace, retirement, pool, host synchronizations, API calls.
   [[nodiscard]] counters stats() const;

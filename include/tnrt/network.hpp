@@ -59,6 +59,9 @@ struct problem {
   dtype type = dtype::f32;
   /// where it came from, for messages ("data/x.json", "expression").
   std::string source;
+  /// Labels its file asks to slice (einsum JSON or tree JSON "slices"; the CLI's --slice): what a
+  /// sliced contraction uses when it is given no labels of its own. Unsliced runs ignore it.
+  std::vector<label_t> slices;
 };
 
 /// How a backend lays out a step's result in memory (inputs and the final result are always

@@ -45,6 +45,13 @@ struct options {
   /// Large x small steps (src/core/tiled.hpp) through tnrt's tiled streaming kernel.
   kernel_choice tiled_kernel = kernel_choice::automatic;
   std::int64_t tiled_min_elements = 1 << 16;  // results smaller than this stay with cuTENSOR
+  /// The device memory a compiled or sliced program may hold (arena, workspaces, its copies of the
+  /// inputs, scratch, and a sliced program's table and result): memory_limit_bytes when not 0, else
+  /// memory_limit_fraction of the free device memory (plus what the pool caches) at compile time,
+  /// as cuTensorNet's default of 80%. Never more than is free. Compile refuses a program over it
+  /// before allocating (out_of_memory); a sliced program slices until one slice fits it.
+  std::size_t memory_limit_bytes = 0;
+  double memory_limit_fraction = 0.8;
 };
 
 struct plan_cache_stats {

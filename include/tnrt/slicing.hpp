@@ -86,8 +86,11 @@ using slice_progress_fn = std::function<void(std::int64_t, std::int64_t)>;
 /// Throws shape_error / dtype_error on inputs that do not match p (as cpu::contract does), what
 /// slice_problem throws for bad labels, and what contract_one throws; shape_error if contract_one
 /// returns a tensor of the wrong shape or dtype.
+/// Slices [first, first + count) alone (count -1: to the last) give their partial sum (shape_error
+/// for a range outside the slices).
 host_tensor contract_sliced(const problem& p, std::span<const host_tensor> inputs, std::span<const label_t> labels,
-                            const slice_contractor& contract_one, const slice_progress_fn& progress = {});
+                            const slice_contractor& contract_one, const slice_progress_fn& progress = {}, std::int64_t first = 0,
+                            std::int64_t count = -1);
 
 /// One strided move of a sliced run, the unit the device kernels execute (and apply_slice_move on
 /// the host): `count` elements over `extents` (row-major order, the last mode fastest) read at
@@ -135,10 +138,11 @@ namespace cpu {
 
 /// contract_sliced with every slice contracted by cpu::contract.
 inline host_tensor contract_sliced(const problem& p, std::span<const host_tensor> inputs,
-                                   std::span<const label_t> labels, const slice_progress_fn& progress = {}) {
+                                   std::span<const label_t> labels, const slice_progress_fn& progress = {}, std::int64_t first = 0,
+                                   std::int64_t count = -1) {
   return tnrt::contract_sliced(
       p, inputs, labels, [](const problem& q, std::span<const host_tensor> in) { return cpu::contract(q, in); },
-      progress);
+      progress, first, count);
 }
 
 }  // namespace cpu

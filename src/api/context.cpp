@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <complex>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <numeric>
 #include <string>
@@ -51,6 +53,13 @@ struct program_state {
   // Every view's expected shape, flat (inputs, then the output), for run()'s fast check.
   std::vector<std::int64_t> shapes;
   std::vector<std::size_t> shape_begin;  // views + 1 offsets into `shapes`
+};
+
+struct sliced_state {
+  std::shared_ptr<context_state> owner;
+  problem prob;
+  slice_report report;
+  std::unique_ptr<gpu_sliced> gpu;  // null on the CPU: runs are cpu::contract_sliced
 };
 
 }  // namespace detail
@@ -475,6 +484,192 @@ program context::compile(const problem& p) {
   prog.state_ = std::move(st);
   return prog;
 }
+
+// ---- sliced contractions -----------------------------------------------------------------------
+
+namespace {
+
+std::string gib_text(std::size_t b) {
+  char t[32];
+  std::snprintf(t, sizeof t, "%.2f GiB", static_cast<double>(b) / static_cast<double>(1ULL << 30));
+  return t;
+}
+
+cost_report times(cost_report c, std::int64_t n) {
+  c.flops *= static_cast<double>(n);
+  c.bytes *= static_cast<double>(n);
+  return c;
+}
+
+}  // namespace
+
+slice_report context::plan_sliced(const problem& p, const slice_request& request) {
+  context_state& s = live(state_);
+  validate(p.net, p.tree);
+  const std::lock_guard<std::recursive_mutex> g(s.lock);
+  slice_report r;
+  r.result_bytes = static_cast<std::size_t>(element_count(p.net.shape_of(p.net.output))) * size_of(p.type);
+  const std::size_t reserve = request.count_result ? r.result_bytes : 0;
+  std::size_t limit = request.memory_limit_bytes != 0 ? request.memory_limit_bytes : s.opt.memory_limit_bytes;
+  if (s.gpu) {
+    std::size_t device_limit = 0;
+    if (s.gpu->memory_limit(&device_limit)) limit = request.memory_limit_bytes != 0 ? std::min(limit, device_limit) : device_limit;
+  }
+  if (limit == 0) limit = std::numeric_limits<std::size_t>::max();  // a CPU context without a limit
+  r.limit_bytes = limit;
+  r.predicted_exactly = s.gpu != nullptr;
+  auto predict = [&](const std::vector<label_t>& labels) {
+    const problem q = slice_problem(p, labels);
+    if (!s.gpu) return slice_peak_bytes(q) + reserve;
+    return s.gpu->predict_bytes(q) + s.gpu->slice_table_bytes(p, labels.size()) + reserve;
+  };
+  const std::vector<label_t>& given = !request.labels.empty() ? request.labels : p.slices;
+  if (!given.empty()) {
+    r.plan = plan_slices(p, std::numeric_limits<std::size_t>::max(), given);
+    r.predicted_bytes = predict(r.plan.labels);
+    if (r.predicted_bytes > limit)
+      throw out_of_memory((p.source.empty() ? std::string("the problem") : p.source) + ": one slice over the given labels " +
+                          p.net.describe(r.plan.labels) + " needs " + gib_text(r.predicted_bytes) + " but the memory limit is " +
+                          gib_text(limit) + "; slice more labels, or give a larger limit");
+  } else {
+    if (limit <= reserve)
+      throw out_of_memory("the result alone (" + gib_text(reserve) + ") does not fit the memory limit of " + gib_text(limit));
+    // The core estimate first; then, while the program's own plan says it does not fit, a smaller
+    // budget (the labels chosen under a smaller budget extend those chosen under a larger one).
+    std::size_t budget = limit - reserve;
+    for (int attempt = 0;; ++attempt) {
+      r.plan = plan_slices(p, budget);
+      r.predicted_bytes = predict(r.plan.labels);
+      if (r.predicted_bytes <= limit) break;
+      if (attempt == 24 || budget < 1024)
+        throw out_of_memory((p.source.empty() ? std::string("the problem") : p.source) + ": no slicing found that fits the memory limit of " +
+                            gib_text(limit) + " (the smallest tried needs " + gib_text(r.predicted_bytes) + ")");
+      const double over = static_cast<double>(r.predicted_bytes - reserve) / static_cast<double>(limit - reserve);
+      budget = static_cast<std::size_t>(static_cast<double>(budget) / std::max(over * 1.05, 1.25));
+    }
+  }
+  r.cost_unsliced = cost_of_problem(p);
+  r.cost = times(cost_of_problem(slice_problem(p, r.plan.labels)), r.plan.slices);
+  return r;
+}
+
+sliced_program context::compile_sliced(const problem& p, const slice_request& request) {
+  context_state& s = live(state_);
+  auto st = std::make_unique<detail::sliced_state>();
+  st->report = plan_sliced(p, request);
+  st->owner = state_;
+  st->prob = p;
+  const std::lock_guard<std::recursive_mutex> g(s.lock);
+  if (s.gpu)
+    st->gpu = s.gpu->compile_sliced(p, st->report.plan.labels, request.count_result ? st->report.result_bytes : 0, st->report.limit_bytes);
+  ++s.api.programs_compiled;
+  sliced_program sp;
+  sp.state_ = std::move(st);
+  return sp;
+}
+
+sliced_program::sliced_program() = default;
+sliced_program::~sliced_program() = default;
+sliced_program::sliced_program(sliced_program&&) noexcept = default;
+sliced_program& sliced_program::operator=(sliced_program&&) noexcept = default;
+
+namespace {
+detail::sliced_state& sliced_of(const std::unique_ptr<detail::sliced_state>& s) {
+  if (!s) throw usage_error("the sliced program is empty (moved from, or never compiled)");
+  return *s;
+}
+std::int64_t checked_count(const detail::sliced_state& s, std::int64_t first, std::int64_t count) {
+  const std::int64_t all = s.report.plan.slices;
+  if (count < 0) count = all - first;
+  if (first < 0 || first > all || count > all - first)
+    throw shape_error("slices [" + std::to_string(first) + ", " + std::to_string(first + count) + ") are not within the " + std::to_string(all) +
+                      " slices");
+  return count;
+}
+}  // namespace
+
+void sliced_program::run(std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream, std::int64_t first,
+                         std::int64_t count) {
+  detail::sliced_state& s = sliced_of(state_);
+  const int device = s.owner->gpu ? s.owner->opt.device : cpu_device;
+  check_inputs(s.prob, inputs, device);
+  check_output(s.prob, inputs, output, device);
+  count = checked_count(s, first, count);
+  const std::lock_guard<std::recursive_mutex> g(s.owner->lock);
+  ++s.owner->api.program_runs;
+  if (!s.gpu) {
+    std::vector<host_tensor> host;
+    for (const tensor_view& v : inputs) host.push_back(host_copy(v));
+    write_host(cpu::contract_sliced(s.prob, host, s.report.plan.labels, {}, first, count), output);
+    return;
+  }
+  s.gpu->run(inputs, output, stream, first, count, true);
+}
+
+host_tensor sliced_program::run(std::span<const host_tensor> inputs, const slice_progress_fn& progress, std::int64_t first, std::int64_t count) {
+  detail::sliced_state& s = sliced_of(state_);
+  check_host_inputs(s.prob, inputs);
+  count = checked_count(s, first, count);
+  if (!s.gpu) {
+    const std::lock_guard<std::recursive_mutex> g(s.owner->lock);
+    ++s.owner->api.program_runs;
+    return cpu::contract_sliced(s.prob, inputs, s.report.plan.labels, progress, first, count);
+  }
+  const std::lock_guard<std::recursive_mutex> g(s.owner->lock);
+  detail::gpu_backend& gpu = *s.owner->gpu;
+  const stream_handle st = gpu.own_stream();
+  std::vector<void*> dev;
+  host_tensor out(s.prob.type, s.prob.net.shape_of(s.prob.net.output));
+  try {
+    for (const host_tensor& t : inputs) {
+      dev.push_back(gpu.allocate(t.bytes(), st));
+      gpu.upload(dev.back(), t.data(), t.bytes(), st);
+    }
+    dev.push_back(gpu.allocate(out.bytes(), st));
+    std::vector<tensor_view> views;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      tensor_view v = view_of(inputs[i]);
+      v.data = dev[i];
+      v.device = s.owner->opt.device;
+      views.push_back(v);
+    }
+    tensor_view o = view_of(out);
+    o.data = dev.back();
+    o.device = s.owner->opt.device;
+    ++s.owner->api.program_runs;
+    // In chunks of about a hundredth when progress is asked for, the first zeroing the result and
+    // the rest adding to it: progress then follows the device (a wait per chunk).
+    const std::int64_t chunk = progress ? std::max<std::int64_t>(1, count / 100) : std::max<std::int64_t>(count, 1);
+    std::int64_t done = 0;
+    do {
+      const std::int64_t n = std::min(chunk, count - done);
+      s.gpu->run(views, o, st, first + done, n, done == 0);
+      done += n;
+      if (progress) {
+        gpu.wait(st);
+        progress(done, count);
+      }
+    } while (done < count);
+    gpu.download(out.data(), o.data, out.bytes(), st);
+  } catch (...) {
+    for (void* d : dev) gpu.deallocate(d, st);
+    throw;
+  }
+  for (void* d : dev) gpu.deallocate(d, st);
+  return out;
+}
+
+const slice_report& sliced_program::report() const { return sliced_of(state_).report; }
+std::int64_t sliced_program::slices() const { return sliced_of(state_).report.plan.slices; }
+memory_report sliced_program::memory() const {
+  const detail::sliced_state& s = sliced_of(state_);
+  return s.gpu ? s.gpu->memory() : memory_report{};
+}
+bool sliced_program::uses_graph() const {
+  const detail::sliced_state& s = sliced_of(state_);
+  return s.gpu ? s.gpu->uses_graph() : false;
+}
+const problem& sliced_program::source() const { return sliced_of(state_).prob; }
 
 counters context::stats() const {
   const context_state& s = live(state_);

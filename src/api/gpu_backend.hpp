@@ -31,6 +31,18 @@ class gpu_program {
   virtual std::vector<float> profile_ops() = 0;
 };
 
+/// A compiled sliced contraction on the GPU.
+class gpu_sliced {
+ public:
+  virtual ~gpu_sliced() = default;
+  /// Slices [first, first + count) in `stream`'s order (validated views and range), added into
+  /// the result, zeroed first when `zero`.
+  virtual void run(std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream, std::int64_t first,
+                   std::int64_t count, bool zero) = 0;
+  [[nodiscard]] virtual memory_report memory() const = 0;
+  [[nodiscard]] virtual bool uses_graph() const = 0;
+};
+
 class gpu_backend {
  public:
   virtual ~gpu_backend() = default;
@@ -39,6 +51,17 @@ class gpu_backend {
   /// `output`, and null is returned.
   virtual void* contract(const problem& p, std::span<const tensor_view> inputs, const tensor_view* output, stream_handle stream) = 0;
   virtual std::unique_ptr<gpu_program> compile(const problem& p) = 0;
+  /// The sliced program of p over `labels`, admitted under `limit_bytes` with `reserve_bytes` more.
+  virtual std::unique_ptr<gpu_sliced> compile_sliced(const problem& p, std::span<const label_t> labels, std::size_t reserve_bytes,
+                                                     std::size_t limit_bytes) = 0;
+  /// What compiling q would hold on the device, allocating nothing.
+  virtual std::size_t predict_bytes(const problem& q) = 0;
+  /// A sliced program's table bytes beside its program.
+  virtual std::size_t slice_table_bytes(const problem& p, std::size_t sliced) = 0;
+  /// The context's memory limit now (options against free memory); false when the device cannot say.
+  virtual bool memory_limit(std::size_t* limit_bytes) = 0;
+  /// Blocks until `stream` has run everything enqueued so far.
+  virtual void wait(stream_handle stream) = 0;
   virtual void* allocate(std::size_t bytes, stream_handle stream) = 0;
   virtual void deallocate(void* ptr, stream_handle stream) noexcept = 0;
   /// Host to device, enqueued on `stream` (the host buffer must live until the stream passed it).

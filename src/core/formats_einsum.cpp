@@ -1,4 +1,5 @@
-// Einsum JSON: {"format_string", "shapes", "dtype", "path" | "paths": {name: {"path": [...]}}}.
+// Einsum JSON: {"format_string", "shapes", "dtype", "path" | "paths": {name: {"path": [...]}},
+// "slices": [label names]}.
 #include <climits>
 #include <string>
 
@@ -108,6 +109,7 @@ problem load_einsum_json_value(const json& doc, const einsum_json_options& opt, 
     p.tree = tree_from_linear_path(p.net, optimize_path(p.net));
   }
   validate(p.net, p.tree);
+  p.slices = read_slices(doc, p.net, source);
   return p;
 }
 

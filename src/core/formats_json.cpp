@@ -1,5 +1,6 @@
 #include "core/formats_json.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -82,6 +83,30 @@ std::int64_t expect_integer(const json& v, const std::string& source, const std:
   }
   if (v.is_number_integer()) return v.get<std::int64_t>();
   throw_parse(source, where, "expected an integer, got " + type_name(v));
+}
+
+std::vector<label_t> read_slices(const json& doc, const network& net, const std::string& source) {
+  std::vector<label_t> out;
+  const json* v = find_member(doc, "slices");
+  if (v == nullptr || v->is_null()) return out;
+  const json& arr = expect_array(*v, source, "slices");
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const std::string at = "slices[" + std::to_string(i) + "]";
+    std::string name;
+    if (arr[i].is_string()) {
+      name = arr[i].get<std::string>();
+    } else if (arr[i].is_number_integer()) {
+      name = std::to_string(expect_integer(arr[i], source, at));
+    } else {
+      throw_parse(source, at, "a sliced label must be a label name (a string), got " + type_name(arr[i]));
+    }
+    const auto it = std::find(net.label_names.begin(), net.label_names.end(), name);
+    if (it == net.label_names.end()) throw shape_error(source + ": " + at + ": the network has no label '" + name + "' to slice");
+    const auto l = static_cast<label_t>(it - net.label_names.begin());
+    if (std::find(out.begin(), out.end(), l) != out.end()) throw shape_error(source + ": " + at + ": label '" + name + "' is sliced twice");
+    out.push_back(l);
+  }
+  return out;
 }
 
 }  // namespace tnrt::detail

@@ -29,6 +29,11 @@ const json& expect_array(const json& v, const std::string& source, const std::st
 std::int64_t expect_integer(const json& v, const std::string& source, const std::string& where);
 std::string type_name(const json& v);
 
+/// The file's "slices" (absent or null: none): an array of label names of `net` (strings; integers
+/// are read as their decimal text), each once. parse_error for a bad value, shape_error for a name
+/// the network does not have.
+std::vector<label_t> read_slices(const json& doc, const network& net, const std::string& source);
+
 problem load_tree_json_value(const json& doc, const tree_json_options& opt, const std::string& source);
 problem load_einsum_json_value(const json& doc, const einsum_json_options& opt, const std::string& source);
 

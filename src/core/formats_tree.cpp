@@ -41,9 +41,6 @@ class tree_reader {
     if (!doc.is_object()) throw_parse(source_, "", "expected a JSON object, got " + type_name(doc));
     p_.source = source_;
     p_.type = opt_.type;
-    if (const json* slices = find_member(doc, "slices"); slices != nullptr && !slices->is_null() &&
-                                                          !(slices->is_array() && slices->empty()))
-      throw not_supported(source_ + ": sliced trees (a non-empty \"slices\") are not supported; give the unsliced tree");
     read_inputs(member(doc, "inputs", source_, ""));
     read_output(member(doc, "output", source_, ""));
     for (std::size_t l = 0; l < p_.net.extents.size(); ++l)
@@ -58,6 +55,7 @@ class tree_reader {
                          p_.net.describe(p_.net.inputs[i]) + ") is never used by the tree");
     finish(root);
     validate(p_.net, p_.tree);
+    p_.slices = read_slices(doc, p_.net, source_);
     return std::move(p_);
   }
 

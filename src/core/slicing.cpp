@@ -232,11 +232,17 @@ slice_plan plan_slices(const problem& p, std::size_t memory_limit_bytes, std::sp
 }
 
 host_tensor contract_sliced(const problem& p, std::span<const host_tensor> inputs, std::span<const label_t> labels,
-                            const slice_contractor& contract_one, const slice_progress_fn& progress) {
+                            const slice_contractor& contract_one, const slice_progress_fn& progress, std::int64_t first,
+                            std::int64_t count) {
   validate(p.net, p.tree);
   check_inputs(p, inputs);
   const problem q = slice_problem(p, labels);
-  if (labels.empty()) {
+  const std::int64_t all = slice_count(p, labels);
+  if (count < 0) count = all - first;
+  if (first < 0 || first > all || count > all - first)
+    throw shape_error(where(p) + ": slices [" + std::to_string(first) + ", " + std::to_string(first + count) + ") are not within the " +
+                      std::to_string(all) + " slices");
+  if (labels.empty() && count == 1) {
     host_tensor r = contract_one(p, inputs);
     if (progress) progress(1, 1);
     return r;
@@ -266,7 +272,15 @@ host_tensor contract_sliced(const problem& p, std::span<const host_tensor> input
   const std::vector<std::int64_t> slice_out_shape = q.net.shape_of(net.output);
 
   std::vector<std::int64_t> values(labels.size(), 0);
-  const std::int64_t total = slice_count(p, labels);
+  {
+    std::int64_t rest = first;  // the first slice's values, the last label fastest
+    for (std::size_t d = labels.size(); d-- > 0;) {
+      const std::int64_t e = net.extents[static_cast<std::size_t>(labels[d])];
+      values[d] = rest % e;
+      rest /= e;
+    }
+  }
+  const std::int64_t total = count;
   for (std::int64_t s = 0; s < total; ++s) {
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       if (!sliced_input[k]) continue;

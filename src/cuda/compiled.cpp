@@ -23,14 +23,15 @@ std::string gib(std::size_t b) {
 std::size_t aligned(std::size_t bytes) { return (bytes + arena_alignment - 1) / arena_alignment * arena_alignment; }
 }  // namespace
 
-compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng), type_(p.type), last_stream_(eng.stream()) {
+compiled_program::compiled_program(engine& eng, const problem& p, std::size_t reserve_bytes, std::size_t limit_bytes)
+    : eng_(&eng), type_(p.type), last_stream_(eng.stream()) {
   const auto t0 = std::chrono::steady_clock::now();
   cudaEvent_t ev = nullptr;
   TNRT_CUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
   switch_event_.reset(ev);
   step_choices choices = choose_steps(p);
   const layout lay = plan_buffers(p, choices);
-  admit();
+  admit(reserve_bytes, limit_bytes);
   allocate();
   build_ops(p, choices, lay);
   if (tiled_choice_automatic_) choose_kernels_by_timing();
@@ -38,7 +39,29 @@ compiled_program::compiled_program(engine& eng, const problem& p) : eng_(&eng), 
   compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+compiled_program::compiled_program(engine& eng, const problem& p, plan_only) : eng_(&eng), type_(p.type), last_stream_(eng.stream()) {
+  const step_choices choices = choose_steps(p);
+  (void)plan_buffers(p, choices);
+}
+
 compiled_program::~compiled_program() = default;
+
+std::size_t compiled_program::predict_bytes(engine& eng, const problem& p) {
+  const compiled_program plan(eng, p, plan_only{});
+  return plan.device_bytes();
+}
+
+bool compiled_program::memory_budget(engine& eng, std::size_t* limit_bytes, std::size_t* available_bytes) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (eng.runtime().memory_info(&free_bytes, &total_bytes) != device::status::ok) return false;
+  const std::size_t available = free_bytes + eng.pool().stats().bytes_cached;
+  const options& o = eng.opts();
+  const std::size_t limit = o.memory_limit_bytes != 0 ? o.memory_limit_bytes
+                                                      : static_cast<std::size_t>(o.memory_limit_fraction * static_cast<double>(available));
+  *limit_bytes = std::min(limit, available);
+  *available_bytes = available;
+  return true;
+}
 
 // 1. The step plan (core/step_plan.hpp: layouts, lowered forms, the fusion plan, each step's
 //    kernel), and the cuTENSOR plans of the library steps and of the tiled candidates `automatic`
@@ -130,15 +153,20 @@ compiled_program::layout compiled_program::plan_buffers(const problem& p, const 
 }
 
 // 3. Admission: refuse before allocating anything if it cannot fit.
-void compiled_program::admit() const {
-  std::size_t free_bytes = 0, total_bytes = 0;
-  if (eng_->runtime().memory_info(&free_bytes, &total_bytes) != device::status::ok) return;
-  const auto cached = eng_->pool().stats().bytes_cached;
-  const std::size_t need = mplan_.arena_bytes + inputs_total_ + scratch_bytes_ + table_bytes_;
-  if (need > free_bytes + cached)
-    throw out_of_memory("the network needs " + gib(need) + " on the device (arena with workspaces " + gib(mplan_.arena_bytes) + ", inputs " +
-                        gib(inputs_total_) + ", scratch " + gib(scratch_bytes_ + table_bytes_) + ") but only " + gib(free_bytes + cached) +
-                        " is free of " + gib(total_bytes));
+void compiled_program::admit(std::size_t reserve_bytes, std::size_t limit_bytes) const {
+  std::size_t limit = 0, available = 0;
+  if (!memory_budget(*eng_, &limit, &available)) return;
+  if (limit_bytes != 0) limit = std::min(limit_bytes, available);
+  const std::size_t need = device_bytes() + reserve_bytes;
+  if (need <= limit) return;
+  const options& o = eng_->opts();
+  char share[48];
+  std::snprintf(share, sizeof share, "%.0f%% of the %s free", 100.0 * o.memory_limit_fraction, gib(available).c_str());
+  throw out_of_memory("the network needs " + gib(need) + " on the device (arena with workspaces " + gib(mplan_.arena_bytes) + ", inputs " +
+                      gib(inputs_total_) + ", scratch " + gib(scratch_bytes_ + table_bytes_) +
+                      (reserve_bytes != 0 ? ", result and slice table " + gib(reserve_bytes) : std::string()) + ") but its memory limit is " +
+                      gib(limit) + " (" + (o.memory_limit_bytes != 0 || limit_bytes != 0 ? std::string("as given") : std::string(share)) +
+                      "); give a larger limit, or slice it (tnrt contract --memory-limit / --slice)");
 }
 
 // 4. Allocation, each block owned by its member.

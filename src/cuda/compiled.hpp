@@ -41,8 +41,19 @@ class compiled_program {
   /// Plans, memory plan, admission (throws out_of_memory naming what is needed and what is free),
   /// allocations, and the graph capture, in that order (one phase each). Everything it took is
   /// owned by members, so a throw in any phase gives it all back.
-  compiled_program(engine& eng, const problem& p);
+  /// `reserve_bytes`: device memory the caller will hold beside the program (a sliced program's
+  /// table and result), counted by the admission against the memory limit too.
+  /// `limit_bytes` (not 0) replaces the options' memory limit (never above what is free).
+  compiled_program(engine& eng, const problem& p, std::size_t reserve_bytes = 0, std::size_t limit_bytes = 0);
   ~compiled_program();
+  /// The device bytes the program for p would hold (device_bytes()), from its plans and memory plan
+  /// alone: nothing allocated, nothing launched (the plans stay in the engine's plan cache).
+  static std::size_t predict_bytes(engine& eng, const problem& p);
+  /// The memory limit of the engine's options against the device's free memory (plus what the pool
+  /// caches), and that available memory; false when the device cannot say.
+  static bool memory_budget(engine& eng, std::size_t* limit_bytes, std::size_t* available_bytes);
+  /// The captured steps' graph (null without one): sliced programs embed it as a child graph.
+  [[nodiscard]] cudaGraph_t graph() const noexcept { return graph_.get(); }
   compiled_program(const compiled_program&) = delete;
   compiled_program& operator=(const compiled_program&) = delete;
 
@@ -133,7 +144,9 @@ class compiled_program {
   };
   step_choices choose_steps(const problem& p);
   layout plan_buffers(const problem& p, const step_choices& c);
-  void admit() const;
+  struct plan_only {};
+  compiled_program(engine& eng, const problem& p, plan_only);
+  void admit(std::size_t reserve_bytes, std::size_t limit_bytes) const;
   void allocate();
   void build_ops(const problem& p, step_choices& c, const layout& l);
   void capture();

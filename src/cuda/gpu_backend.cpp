@@ -22,6 +22,7 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/eager.hpp"
 #include "cuda/engine.hpp"
+#include "cuda/sliced.hpp"
 #include "cuda/strided_copy.hpp"
 #include "tnrt/errors.hpp"
 
@@ -233,6 +234,52 @@ class cuda_program final : public gpu_program {
   cuda::event_owner done_;                  // after the latest work on the program's buffers
 };
 
+// Sliced programs run on the context's own stream, bridged to the caller's like eager calls (a
+// sliced run is long: two events per run are nothing beside it).
+class cuda_sliced final : public gpu_sliced {
+ public:
+  cuda_sliced(engine& eng, const problem& p, std::span<const label_t> labels, std::size_t reserve, std::size_t limit, stream_bridge& bridge)
+      : prog_(eng, p, labels, reserve, limit), out_shape_(p.net.shape_of(p.net.output)), bridge_(&bridge) {}
+
+  void run(std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream, std::int64_t first, std::int64_t count,
+           bool zero) override {
+    const stream_bridge::call bridged(*bridge_, stream_of(stream));
+    ptrs_.assign(inputs.size(), nullptr);
+    strides_.assign(inputs.size(), {});
+    bool dense = row_major(output);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      ptrs_[i] = inputs[i].data;
+      if (!row_major(inputs[i])) {
+        strides_[i] = strides_of(inputs[i]);
+        dense = false;
+      }
+    }
+    const std::vector<std::int64_t> out_strides = row_major(output) ? std::vector<std::int64_t>{} : strides_of(output);
+    prog_.run(ptrs_, dense ? std::span<const std::vector<std::int64_t>>() : std::span<const std::vector<std::int64_t>>(strides_), output.data,
+              out_strides, first, count, zero, bridge_->own());
+  }
+  [[nodiscard]] memory_report memory() const override {
+    const compiled_program& q = prog_.program();
+    memory_report m;
+    m.arena_bytes = q.plan().arena_bytes;
+    m.lower_bound_bytes = q.plan().lower_bound_bytes;
+    m.tensor_bound_bytes = q.tensor_bound_bytes();
+    m.workspace_bytes = q.workspace_bytes();
+    m.input_bytes = q.inputs_bytes();
+    m.scratch_bytes = q.scratch_bytes() + (prog_.device_bytes() - q.device_bytes());
+    m.total_bytes = prog_.device_bytes();
+    return m;
+  }
+  [[nodiscard]] bool uses_graph() const override { return prog_.uses_graph(); }
+
+ private:
+  cuda::sliced_program prog_;
+  std::vector<std::int64_t> out_shape_;
+  std::vector<const void*> ptrs_;
+  std::vector<std::vector<std::int64_t>> strides_;
+  stream_bridge* bridge_;
+};
+
 class cuda_backend final : public gpu_backend {
  public:
   explicit cuda_backend(const options& opt) : eng_(opt), device_(opt.device), bridge_(eng_.stream()) {}
@@ -268,6 +315,18 @@ class cuda_backend final : public gpu_backend {
   std::unique_ptr<gpu_program> compile(const problem& p) override {
     return std::make_unique<cuda_program>(eng_, p, bridge_);
   }
+
+  std::unique_ptr<gpu_sliced> compile_sliced(const problem& p, std::span<const label_t> labels, std::size_t reserve_bytes,
+                                             std::size_t limit_bytes) override {
+    return std::make_unique<cuda_sliced>(eng_, p, labels, reserve_bytes, limit_bytes, bridge_);
+  }
+  std::size_t predict_bytes(const problem& q) override { return compiled_program::predict_bytes(eng_, q); }
+  std::size_t slice_table_bytes(const problem& p, std::size_t sliced) override { return cuda::sliced_program::table_bytes_for(p, sliced); }
+  bool memory_limit(std::size_t* limit_bytes) override {
+    std::size_t available = 0;
+    return compiled_program::memory_budget(eng_, limit_bytes, &available);
+  }
+  void wait(stream_handle stream) override { TNRT_CUDA(cudaStreamSynchronize(stream_of(stream))); }
 
   void* allocate(std::size_t bytes, stream_handle stream) override { return eng_.pool().allocate(bytes, stream); }
   void deallocate(void* ptr, stream_handle stream) noexcept override {

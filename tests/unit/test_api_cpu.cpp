@@ -7,6 +7,7 @@
 #include <complex>
 #include <vector>
 
+#include "support/naive_einsum.hpp"
 #include "tnrt/context.hpp"
 #include "tnrt/cpu.hpp"
 #include "tnrt/errors.hpp"
@@ -147,6 +148,86 @@ TEST(ApiCpu, GpuContextWithoutGpuSaysWhy) {
   options bad;
   bad.device = -7;
   EXPECT_THROW(context{bad}, usage_error);
+}
+
+}  // namespace
+}  // namespace tnrt
+
+namespace tnrt {
+namespace {
+
+// A chain big enough to need slicing under a small limit: abcd,de,ef->abf style.
+problem chain(dtype t) {
+  problem p;
+  p.net = parse_expression("ab,bc,cd,de->ae", {{16, 32}, {32, 32}, {32, 32}, {32, 16}});
+  p.tree = tree_from_linear_path(p.net, {{0, 1}, {0, 1}, {0, 1}});
+  p.type = t;
+  p.source = "chain";
+  return p;
+}
+
+TEST(ApiCpu, SlicedUnderALimitEqualsUnsliced) {
+  context ctx(on_cpu());
+  for (dtype t : {dtype::f32, dtype::f64, dtype::c64, dtype::c128}) {
+    const problem p = chain(t);
+    std::vector<host_tensor> in;
+    for (std::size_t i = 0; i < p.net.inputs.size(); ++i) {
+      in.emplace_back(t, p.net.shape_of(p.net.inputs[i]));
+      fill_random(in.back(), 40, i, 0.5, 1.5);
+    }
+    const host_tensor want = ctx.contract(p, in);
+    slice_request req;
+    req.memory_limit_bytes = slice_peak_bytes(p) / 3;
+    const slice_report r = ctx.plan_sliced(p, req);
+    EXPECT_GT(r.plan.slices, 1);
+    EXPECT_LE(r.predicted_bytes, req.memory_limit_bytes);
+    EXPECT_FALSE(r.predicted_exactly);
+    EXPECT_GE(r.cost.flops, r.cost_unsliced.flops * 0.999);
+    sliced_program sp = ctx.compile_sliced(p, req);
+    std::vector<std::int64_t> seen;
+    const host_tensor got = sp.run(in, [&](std::int64_t done, std::int64_t) { seen.push_back(done); });
+    EXPECT_LE(test::relative_error(got, want), is_double(t) ? 1e-12 : 1e-5);
+    EXPECT_EQ(seen.back(), sp.slices());
+    // Two halves give the whole.
+    const std::int64_t half = sp.slices() / 2;
+    host_tensor a = sp.run(in, {}, 0, half), b = sp.run(in, {}, half, -1);
+    visit_dtype(t, [&](auto zero) {
+      using T = decltype(zero);
+      for (std::int64_t i = 0; i < a.size(); ++i) a.as<T>()[i] += b.as<T>()[i];
+    });
+    EXPECT_LE(test::relative_error(a, want), is_double(t) ? 1e-12 : 1e-5);
+    // Device-view overload on host views.
+    host_tensor out(t, want.shape());
+    std::vector<tensor_view> views;
+    for (const host_tensor& h : in) views.push_back(view_of(h));
+    sp.run(views, view_of(out), nullptr);
+    EXPECT_LE(test::relative_error(out, want), is_double(t) ? 1e-12 : 1e-5);
+  }
+}
+
+TEST(ApiCpu, SlicedBadRequestsAreTypedErrors) {
+  context ctx(on_cpu());
+  const problem p = chain(dtype::f32);
+  slice_request tiny;
+  tiny.memory_limit_bytes = 64;
+  EXPECT_THROW((void)ctx.plan_sliced(p, tiny), out_of_memory);
+  slice_request given;
+  given.labels = {1};
+  given.memory_limit_bytes = 1024;  // one slice over b alone does not fit 1 KiB
+  EXPECT_THROW((void)ctx.plan_sliced(p, given), out_of_memory);
+  given.memory_limit_bytes = 0;
+  sliced_program sp = ctx.compile_sliced(p, given);
+  EXPECT_EQ(sp.slices(), 32);
+  std::vector<host_tensor> in;
+  for (std::size_t i = 0; i < p.net.inputs.size(); ++i) in.emplace_back(p.type, p.net.shape_of(p.net.inputs[i]));
+  EXPECT_THROW((void)sp.run(in, {}, 30, 5), shape_error);
+  EXPECT_THROW((void)sp.run(in, {}, -1, 1), shape_error);
+  sliced_program empty;
+  EXPECT_THROW((void)empty.slices(), usage_error);
+  // The file's own slices are used when the request names none.
+  problem with_slices = p;
+  with_slices.slices = {2};
+  EXPECT_EQ(ctx.plan_sliced(with_slices).plan.slices, 32);
 }
 
 }  // namespace

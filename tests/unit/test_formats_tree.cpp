@@ -224,10 +224,17 @@ TEST(formats_tree, empty_inputs_is_a_path_error) {
   expect_error<tnrt::path_error>([] { load(R"({"inputs": [], "output": [], "tree": {"isleaf": true, "tensorindex": 1}})"); }, {"no tensors"});
 }
 
-TEST(formats_tree, sliced_tree_is_not_supported) {
-  expect_error<tnrt::not_supported>(
-      [] { load(R"({"slices": [2], "inputs": [[1, 2]], "output": [1, 2], "tree": {"isleaf": true, "tensorindex": 1}})"); },
-      {"sliced"});
+TEST(formats_tree, slices_name_labels_to_slice) {
+  const tnrt::problem p = load(R"({"slices": [2], "inputs": [[1, 2]], "output": [1, 2], "tree": {"isleaf": true, "tensorindex": 1}})");
+  ASSERT_EQ(p.slices.size(), 1U);
+  EXPECT_EQ(p.net.label_names[static_cast<std::size_t>(p.slices[0])], "2");
+  EXPECT_TRUE(load(R"({"slices": null, "inputs": [[1, 2]], "output": [1, 2], "tree": {"isleaf": true, "tensorindex": 1}})").slices.empty());
+  expect_error<tnrt::shape_error>(
+      [] { load(R"({"slices": [7], "inputs": [[1, 2]], "output": [1, 2], "tree": {"isleaf": true, "tensorindex": 1}})"); }, {"no label '7'"});
+  expect_error<tnrt::shape_error>(
+      [] { load(R"({"slices": [2, 2], "inputs": [[1, 2]], "output": [1, 2], "tree": {"isleaf": true, "tensorindex": 1}})"); }, {"twice"});
+  expect_error<tnrt::parse_error>(
+      [] { load(R"({"slices": [[2]], "inputs": [[1, 2]], "output": [1, 2], "tree": {"isleaf": true, "tensorindex": 1}})"); }, {"slices[0]"});
 }
 
 TEST(formats_tree, deep_node_names_are_shortened) {
