@@ -204,4 +204,50 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   }
 }
 
+memory_limit_arg parse_memory_limit(std::string_view text) {
+  const std::string original(text);
+  auto bad = [&]() {
+    return usage_error("--memory-limit must be a size (40G, 40GB, 40GiB, 4096) or a share of free device memory (80%), got '" + original + "'");
+  };
+  memory_limit_arg r;
+  if (!text.empty() && text.back() == '%') {
+    text.remove_suffix(1);
+    double share = 0;
+    try {
+      share = parse_double(text, "--memory-limit");
+    } catch (const usage_error&) {
+      throw bad();
+    }
+    if (!(share > 0 && share <= 100)) throw usage_error("--memory-limit share must be in (0, 100]%, got '" + original + "'");
+    r.fraction = share / 100.0;
+    return r;
+  }
+  static const struct {
+    const char* suffix;
+    double scale;
+  } units[] = {{"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+               {"KB", 1e3},     {"MB", 1e6},        {"GB", 1e9},          {"TB", 1e12},
+               {"K", 1024.0},   {"M", 1048576.0},   {"G", 1073741824.0},  {"T", 1099511627776.0},
+               {"B", 1.0}};
+  double scale = 1.0;
+  for (const auto& u : units) {
+    const std::string_view suf(u.suffix);
+    if (text.size() > suf.size() && text.substr(text.size() - suf.size()) == suf) {
+      scale = u.scale;
+      text.remove_suffix(suf.size());
+      break;
+    }
+  }
+  double n = 0;
+  try {
+    n = parse_double(text, "--memory-limit");
+  } catch (const usage_error&) {
+    throw bad();
+  }
+  const double bytes = n * scale;
+  if (!(bytes >= 1.0) || bytes > 1.8e19) throw bad();
+  r.bytes = static_cast<std::size_t>(bytes);
+  return r;
+}
+
 }  // namespace tnrt::cli

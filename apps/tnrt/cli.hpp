@@ -70,6 +70,29 @@ inline constexpr option_spec problem_option_specs[] = {
 /// --inputs tensors, if any) supplies an expression's shapes and dtype when the options do not.
 problem load_problem(const std::string& input, const parsed_args& args, std::span<const host_tensor> given = {});
 
+/// --memory-limit: a byte count (K/M/G/T: powers of 1024, KB/MB/GB/TB: powers of 1000, KiB/MiB/
+/// GiB/TiB) or a share of free device memory ("80%"). Throws usage_error naming the option.
+struct memory_limit_arg {
+  std::size_t bytes = 0;  // 0: the share
+  double fraction = 0;    // 0: the bytes
+};
+memory_limit_arg parse_memory_limit(std::string_view text);
+
+/// The slicing options shared by contract and inspect.
+inline constexpr option_spec slice_option_specs[] = {{"memory-limit", true}, {"slice", true}, {"slice-range", true}};
+/// True when the command line or the problem's file asks for a sliced contraction.
+bool wants_slicing(const parsed_args& args, const problem& p);
+/// --slice NAME,NAME,... as label ids of p (shape_error naming an unknown label).
+std::vector<label_t> parse_slice_labels(const problem& p, std::string_view text);
+/// The slice request of the command line (labels, limit) and the options it implies (a share
+/// becomes options::memory_limit_fraction).
+struct slice_args {
+  std::vector<label_t> labels;
+  memory_limit_arg limit;
+  std::int64_t first = 0, count = -1;  // --slice-range FIRST:COUNT (COUNT empty: to the last)
+};
+slice_args parse_slice_args(const parsed_args& args, const problem& p);
+
 /// "1.5 GiB"-style text.
 std::string format_bytes(double bytes);
 /// Writes `text` to `path` through a temporary file and a rename, so a failure never leaves a

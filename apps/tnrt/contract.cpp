@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "tnrt/context.hpp"
 #include "tnrt/cpu.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/npy.hpp"
@@ -45,6 +46,7 @@ constexpr option_spec contract_specs[] = {
     {"bandwidth", true},     {"layout", true},    {"no-fuse", false},
     {"tiled", true},
     {"algo", true},        {"fuse-max", true},    {"profile", false},
+    {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
 };
 
 constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
@@ -83,6 +85,13 @@ GPU knobs:
                              eager uses it wherever it applies; on: the kernel wherever it applies)
   --algo default|patient|gett|tgett|ttgt   cuTENSOR's algorithm choice
   --fuse-max N               largest operand/result (elements) of an absorbed small step (default 1024)
+slicing (a sum of smaller contractions, each a replay of one compiled program; on when any of these
+is given or the file has "slices"):
+  --memory-limit SIZE|P%     device memory tnrt may hold (40G, 40GB, 40GiB, or 80% of the free memory:
+                             the default); labels are sliced until one slice fits
+  --slice NAME,...           slice these labels (default: the file's "slices", else found under the limit)
+  --slice-range FIRST:COUNT  run only these slices (their partial sum; COUNT empty: to the last)
+  --no-slice                 ignore the file's "slices" (an unsliced run)
 report:
   --json FILE                machine-readable report (times, result, verification, counters, versions)
   --bandwidth GBPS           divisor of the bandwidth floor (default 4250, the H200's copy bandwidth)
@@ -611,6 +620,82 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
 }
 #endif
 
+// A sliced contraction through the library API (context::compile_sliced): times of whole sliced
+// runs, host tensors in and out (the inputs' upload and the result's download are inside the time).
+run_outcome run_sliced(const problem& p, const std::vector<host_tensor>& inputs, const parsed_args& a, options opt, bool on_gpu, int warmups,
+                       int repeats) {
+  const slice_args sa = parse_slice_args(a, p);
+  if (!on_gpu) opt.device = cpu_device;
+  if (sa.limit.fraction > 0) {
+    if (!on_gpu) throw usage_error("--memory-limit as a share of free device memory needs the GPU; give a size for the CPU engine");
+    opt.memory_limit_fraction = sa.limit.fraction;
+  }
+  context ctx(opt);
+  slice_request req;
+  req.labels = sa.labels;
+  req.memory_limit_bytes = sa.limit.bytes;
+  const auto c0 = std::chrono::steady_clock::now();
+  sliced_program sp = ctx.compile_sliced(p, req);
+  const double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
+  const slice_report& r = sp.report();
+  const std::int64_t all = r.plan.slices;
+  const std::int64_t count = sa.count < 0 ? all - sa.first : sa.count;
+  if (sa.first > all || count > all - sa.first)
+    throw usage_error("--slice-range " + std::to_string(sa.first) + ":" + std::to_string(count) + " is not within the " + std::to_string(all) +
+                      " slices");
+  progress_bar bar;
+  run_outcome out;
+  for (int i = 0; i < warmups + repeats; ++i) {
+    const bool timed = i >= warmups;
+    const char* phase = timed ? "slices" : "warmup";
+    const auto progress = [&](std::int64_t done, std::int64_t total) {
+      bar.update(phase, static_cast<std::size_t>(done), static_cast<std::size_t>(total));
+    };
+    const auto t0 = std::chrono::steady_clock::now();
+    host_tensor res = sp.run(inputs, ::isatty(STDERR_FILENO) ? slice_progress_fn(progress) : slice_progress_fn(), sa.first, count);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (timed) {
+      out.times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      out.result = std::move(res);
+    }
+  }
+  bar.clear();
+  out.device = on_gpu ? "cuda" : "cpu";
+  out.mode = "sliced";
+  const counters st = ctx.stats();
+  const memory_report mem = sp.memory();
+  char line[512];
+  std::snprintf(line, sizeof line, "slicing: %lld slices over %s (ran %lld from slice %lld); %.6g multiply-adds sliced, %.6g unsliced (x%.3f)",
+                static_cast<long long>(all), p.net.describe(r.plan.labels).c_str(), static_cast<long long>(count),
+                static_cast<long long>(sa.first), r.plan.flops_sliced, r.plan.flops_unsliced,
+                r.plan.flops_unsliced > 0 ? r.plan.flops_sliced / r.plan.flops_unsliced : 1.0);
+  out.gpu_lines.emplace_back(line);
+  std::snprintf(line, sizeof line, "memory: predicted %s (%s), limit %s%s%s", format_bytes(static_cast<double>(r.predicted_bytes)).c_str(),
+                r.predicted_exactly ? "the one-slice program's plan" : "core estimate",
+                r.limit_bytes == std::numeric_limits<std::size_t>::max() ? "none" : format_bytes(static_cast<double>(r.limit_bytes)).c_str(),
+                on_gpu ? ", measured peak " : "", on_gpu ? format_bytes(static_cast<double>(st.pool.high_water)).c_str() : "");
+  out.gpu_lines.emplace_back(line);
+  std::snprintf(line, sizeof line, "compile: %.3f ms (one-slice program %s, graph %s); times include the inputs' upload and the result's download",
+                compile_ms, format_bytes(static_cast<double>(mem.total_bytes)).c_str(), sp.uses_graph() ? "yes" : "no");
+  out.gpu_lines.emplace_back(line);
+  nlohmann::json labels = nlohmann::json::array();
+  for (label_t l : r.plan.labels) labels.push_back(p.net.label_names[static_cast<std::size_t>(l)]);
+  out.gpu["slicing"] = {{"slices", all},
+                        {"labels", labels},
+                        {"first", sa.first},
+                        {"count", count},
+                        {"flops_sliced", r.plan.flops_sliced},
+                        {"flops_unsliced", r.plan.flops_unsliced},
+                        {"predicted_bytes", r.predicted_bytes},
+                        {"predicted_exactly", r.predicted_exactly},
+                        {"limit_bytes", r.limit_bytes},
+                        {"measured_peak_bytes", on_gpu ? nlohmann::json(st.pool.high_water) : nlohmann::json(nullptr)},
+                        {"program_bytes", mem.total_bytes},
+                        {"compile_ms", compile_ms},
+                        {"uses_graph", sp.uses_graph()}};
+  return out;
+}
+
 /// "cpu" or "cuda" for --device; throws device_error when cuda is asked for and cannot be had.
 /// `fallback_note` says why --device auto ended on the CPU, so that a user who expected the GPU
 /// learns why without a second command.
@@ -702,6 +787,17 @@ int run_contract(std::span<char* const> argv) {
   const std::vector<host_tensor> inputs = make_inputs(p, src, std::move(given));
 
   run_outcome run;
+  if (a.has("no-slice") && (a.has("memory-limit") || a.has("slice") || a.has("slice-range")))
+    throw usage_error("--no-slice excludes --memory-limit, --slice and --slice-range");
+  if (!a.has("no-slice") && wants_slicing(a, p)) {
+    if (profile) throw not_supported("--profile does not record sliced runs; profile one slice's problem instead");
+    if (a.has("step-profile")) throw not_supported("--step-profile does not apply to sliced runs");
+#ifdef TNRT_HAVE_CUDA
+    run = run_sliced(p, inputs, a, gpu_opt, on_gpu, warmups, repeats);
+#else
+    run = run_sliced(p, inputs, a, options{}, on_gpu, warmups, repeats);
+#endif
+  } else
 #ifdef TNRT_HAVE_CUDA
   if (on_gpu) {
     run = run_gpu(p, inputs, gpu_opt, warmups, repeats, profile, a.value_or("step-profile", ""));

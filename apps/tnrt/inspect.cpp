@@ -1,10 +1,14 @@
 // `tnrt inspect`: the cost of a problem's tree without contracting it.
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <string>
 
 #include "cli.hpp"
+#include "tnrt/context.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/path.hpp"
+#include "tnrt/slicing.hpp"
 
 namespace tnrt::cli {
 
@@ -13,6 +17,7 @@ namespace {
 constexpr option_spec inspect_specs[] = {
     {"help", false}, {"dtype", true},     {"bond-dim", true}, {"label-size", true},
     {"path", true},  {"optimizer", true}, {"shapes", true},   {"bandwidth", true},
+    {"memory-limit", true}, {"slice", true}, {"slice-range", true}, {"device", true},
 };
 
 constexpr const char* inspect_help = R"(usage: tnrt inspect INPUT [options]
@@ -30,6 +35,12 @@ dtype, and the bandwidth floor (bytes / bandwidth): no run can be faster than th
                              use the built-in optimizer instead of the file's tree/path (hyper:
                              random-greedy trials + subtree reconfiguration, seed 0, at most 1 s)
   --bandwidth GBPS           memory bandwidth for the floor (default 4250, the H200's copy bandwidth)
+slicing (printed when any of these is given or the file has "slices"; nothing is allocated):
+  --memory-limit SIZE|P%     the limit to slice under (40G, 40GB, 40GiB; a share needs --device cuda)
+  --slice NAME,...           slice these labels (default: the file's "slices", else found under the limit)
+  --device cpu|cuda          cpu (default): the core estimate of one slice's memory (its static memory
+                             plan, inputs included, no workspaces); cuda: the one-slice program's own
+                             plan on device 0, cuTENSOR workspaces included (builds its plans)
 )";
 
 }  // namespace
@@ -65,6 +76,31 @@ int run_inspect(std::span<char* const> argv) {
   std::printf("largest tensor: %s\n", format_bytes(c.max_elements * elem).c_str());
   std::printf("bytes read+written: %.6g (%s)\n", rw_bytes, format_bytes(rw_bytes).c_str());
   std::printf("floor: %.3f ms at %g GB/s\n", floor_ms, bandwidth_gbps);
+  const std::string device = a.choice_or("device", "cpu", {"cpu", "cuda"});
+  if (!wants_slicing(a, p)) return 0;
+  const slice_args sa = parse_slice_args(a, p);
+  options opt;
+  opt.device = device == "cuda" ? 0 : cpu_device;
+  if (sa.limit.fraction > 0) {
+    if (device != "cuda") throw usage_error("--memory-limit as a share of free device memory needs --device cuda; give a size");
+    opt.memory_limit_fraction = sa.limit.fraction;
+  }
+  context ctx(opt);
+  slice_request req;
+  req.labels = sa.labels;
+  req.memory_limit_bytes = sa.limit.bytes;
+  const slice_report r = ctx.plan_sliced(p, req);
+  const double sliced_floor_ms = r.cost.bytes / (bandwidth_gbps * 1e9) * 1e3;
+  std::printf("slicing: %lld slices over %s\n", static_cast<long long>(r.plan.slices), p.net.describe(r.plan.labels).c_str());
+  std::printf("memory limit: %s\n", r.limit_bytes == std::numeric_limits<std::size_t>::max() ? "none"
+                                                                                               : format_bytes(static_cast<double>(r.limit_bytes)).c_str());
+  std::printf("predicted peak: %s (%s)\n", format_bytes(static_cast<double>(r.predicted_bytes)).c_str(),
+              r.predicted_exactly ? "the one-slice program's plan, workspaces and result included" : "core estimate: one slice's memory plan and the result, no workspaces");
+  std::printf("unsliced peak: %s (core estimate)\n", format_bytes(static_cast<double>(r.plan.peak_bytes_unsliced)).c_str());
+  std::printf("sliced flops: %.6g multiply-adds (x%.3f the unsliced %.6g)\n", r.plan.flops_sliced,
+              r.plan.flops_unsliced > 0 ? r.plan.flops_sliced / r.plan.flops_unsliced : 1.0, r.plan.flops_unsliced);
+  std::printf("sliced bytes read+written: %.6g (%s)\n", r.cost.bytes, format_bytes(r.cost.bytes).c_str());
+  std::printf("sliced floor: %.3f ms at %g GB/s\n", sliced_floor_ms, bandwidth_gbps);
   return 0;
 }
 

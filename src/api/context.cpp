@@ -490,8 +490,15 @@ program context::compile(const problem& p) {
 namespace {
 
 std::string gib_text(std::size_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024.0 && u < 5) {
+    v /= 1024.0;
+    ++u;
+  }
   char t[32];
-  std::snprintf(t, sizeof t, "%.2f GiB", static_cast<double>(b) / static_cast<double>(1ULL << 30));
+  std::snprintf(t, sizeof t, u == 0 ? "%.0f %s" : "%.2f %s", v, units[u]);
   return t;
 }
 
@@ -523,15 +530,20 @@ slice_report context::plan_sliced(const problem& p, const slice_request& request
     if (!s.gpu) return slice_peak_bytes(q) + reserve;
     return s.gpu->predict_bytes(q) + s.gpu->slice_table_bytes(p, labels.size()) + reserve;
   };
+  // Labels the request names are the plan (an error when one slice of them does not fit); the
+  // file's own are taken when they fit, else the search below finds others.
   const std::vector<label_t>& given = !request.labels.empty() ? request.labels : p.slices;
+  bool planned = false;
   if (!given.empty()) {
     r.plan = plan_slices(p, std::numeric_limits<std::size_t>::max(), given);
     r.predicted_bytes = predict(r.plan.labels);
-    if (r.predicted_bytes > limit)
+    planned = r.predicted_bytes <= limit;
+    if (!planned && !request.labels.empty())
       throw out_of_memory((p.source.empty() ? std::string("the problem") : p.source) + ": one slice over the given labels " +
                           p.net.describe(r.plan.labels) + " needs " + gib_text(r.predicted_bytes) + " but the memory limit is " +
                           gib_text(limit) + "; slice more labels, or give a larger limit");
-  } else {
+  }
+  if (!planned) {
     if (limit <= reserve)
       throw out_of_memory("the result alone (" + gib_text(reserve) + ") does not fit the memory limit of " + gib_text(limit));
     // The core estimate first; then, while the program's own plan says it does not fit, a smaller

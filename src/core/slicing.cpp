@@ -177,6 +177,17 @@ slice_plan plan_slices(const problem& p, std::size_t memory_limit_bytes, std::sp
   problem q = p;
   plan.flops_sliced = plan.flops_unsliced;
   plan.peak_bytes_sliced = plan.peak_bytes_unsliced;
+  if (plan.peak_bytes_sliced > memory_limit_bytes) {
+    // The least any slicing can reach: every label of an input sliced (checked first, so that a limit
+    // below it is refused at once, not after slicing towards 2^63 slices).
+    problem all = p;
+    for (std::size_t u = 0; u < all.net.label_count(); ++u)
+      if (in_input[u]) all.net.extents[u] = 1;
+    const std::size_t least = slice_peak_bytes(all);
+    if (least > memory_limit_bytes)
+      throw out_of_memory(where(p) + ": does not fit in " + limit_text + " even with every label sliced: one slice still needs " +
+                          std::to_string(least) + " bytes (its inputs, each in a block of 256 bytes, and the result)");
+  }
   while (plan.peak_bytes_sliced > memory_limit_bytes) {
     const auto padded = tree_liveness(q, true, arena_alignment).requests;
     const double bound = static_cast<double>(live_bytes_bound(padded));
