@@ -90,6 +90,7 @@ struct slice_args {
   std::vector<label_t> labels;
   memory_limit_arg limit;
   std::int64_t first = 0, count = -1;  // --slice-range FIRST:COUNT (COUNT empty: to the last)
+  bool search = false;                 // --slice auto: ignore the file's slices, find labels under the limit
 };
 slice_args parse_slice_args(const parsed_args& args, const problem& p);
 

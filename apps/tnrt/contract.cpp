@@ -89,7 +89,8 @@ slicing (a sum of smaller contractions, each a replay of one compiled program; o
 is given or the file has "slices"):
   --memory-limit SIZE|P%     device memory tnrt may hold (40G, 40GB, 40GiB, or 80% of the free memory:
                              the default); labels are sliced until one slice fits
-  --slice NAME,...           slice these labels (default: the file's "slices", else found under the limit)
+  --slice NAME,...|auto      slice these labels (default: the file's "slices" if they fit, else found under
+                             the limit; auto: always found under the limit)
   --slice-range FIRST:COUNT  run only these slices (their partial sum; COUNT empty: to the last)
   --no-slice                 ignore the file's "slices" (an unsliced run)
 report:
@@ -622,9 +623,11 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
 
 // A sliced contraction through the library API (context::compile_sliced): times of whole sliced
 // runs, host tensors in and out (the inputs' upload and the result's download are inside the time).
-run_outcome run_sliced(const problem& p, const std::vector<host_tensor>& inputs, const parsed_args& a, options opt, bool on_gpu, int warmups,
-                       int repeats) {
-  const slice_args sa = parse_slice_args(a, p);
+run_outcome run_sliced(const problem& file_problem, const std::vector<host_tensor>& inputs, const parsed_args& a, options opt, bool on_gpu,
+                       int warmups, int repeats) {
+  const slice_args sa = parse_slice_args(a, file_problem);
+  problem p = file_problem;
+  if (sa.search) p.slices.clear();
   if (!on_gpu) opt.device = cpu_device;
   if (sa.limit.fraction > 0) {
     if (!on_gpu) throw usage_error("--memory-limit as a share of free device memory needs the GPU; give a size for the CPU engine");

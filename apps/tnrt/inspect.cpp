@@ -37,7 +37,8 @@ dtype, and the bandwidth floor (bytes / bandwidth): no run can be faster than th
   --bandwidth GBPS           memory bandwidth for the floor (default 4250, the H200's copy bandwidth)
 slicing (printed when any of these is given or the file has "slices"; nothing is allocated):
   --memory-limit SIZE|P%     the limit to slice under (40G, 40GB, 40GiB; a share needs --device cuda)
-  --slice NAME,...           slice these labels (default: the file's "slices", else found under the limit)
+  --slice NAME,...|auto      slice these labels (default: the file's "slices" if they fit, else found
+                             under the limit; auto: always found under the limit)
   --device cpu|cuda          cpu (default): the core estimate of one slice's memory (its static memory
                              plan, inputs included, no workspaces); cuda: the one-slice program's own
                              plan on device 0, cuTENSOR workspaces included (builds its plans)
@@ -79,6 +80,8 @@ int run_inspect(std::span<char* const> argv) {
   const std::string device = a.choice_or("device", "cpu", {"cpu", "cuda"});
   if (!wants_slicing(a, p)) return 0;
   const slice_args sa = parse_slice_args(a, p);
+  problem sliced = p;
+  if (sa.search) sliced.slices.clear();
   options opt;
   opt.device = device == "cuda" ? 0 : cpu_device;
   if (sa.limit.fraction > 0) {
@@ -89,7 +92,7 @@ int run_inspect(std::span<char* const> argv) {
   slice_request req;
   req.labels = sa.labels;
   req.memory_limit_bytes = sa.limit.bytes;
-  const slice_report r = ctx.plan_sliced(p, req);
+  const slice_report r = ctx.plan_sliced(sliced, req);
   const double sliced_floor_ms = r.cost.bytes / (bandwidth_gbps * 1e9) * 1e3;
   std::printf("slicing: %lld slices over %s\n", static_cast<long long>(r.plan.slices), p.net.describe(r.plan.labels).c_str());
   std::printf("memory limit: %s\n", r.limit_bytes == std::numeric_limits<std::size_t>::max() ? "none"

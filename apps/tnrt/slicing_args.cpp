@@ -28,7 +28,13 @@ std::vector<label_t> parse_slice_labels(const problem& p, std::string_view text)
 slice_args parse_slice_args(const parsed_args& args, const problem& p) {
   slice_args s;
   if (const auto v = args.value("memory-limit")) s.limit = parse_memory_limit(*v);
-  if (const auto v = args.value("slice")) s.labels = parse_slice_labels(p, *v);
+  if (const auto v = args.value("slice")) {
+    if (*v == "auto") {
+      s.search = true;
+    } else {
+      s.labels = parse_slice_labels(p, *v);
+    }
+  }
   if (const auto v = args.value("slice-range")) {
     const auto colon = v->find(':');
     if (colon == std::string::npos) throw usage_error("--slice-range must be FIRST:COUNT (COUNT may be empty: to the last), got '" + *v + "'");

@@ -42,9 +42,29 @@ for s in "$@"; do
     fam)    # the public multi-family suite (bench/suites/families.json): tnrt and every peer, one rep,
             # the roofline of tnrt compiled; FAM_BUDGET seconds at most (default 360)
             peer_env
+            # FAM_ARGS: more harness options, e.g. --problem 'mpo*' to run a part of the suite
             python3 bench/harness.py bench/suites/families.json --tnrt $bin/tnrt --reps 1 --warmups 1 --runs 3 --timeout 90 --budget ${FAM_BUDGET:-360} \
-              --roofline --out /tmp/fam 2>&1 | tail -60
+              --roofline ${FAM_ARGS:-} --out /tmp/fam 2>&1 | tail -60
             tar -czf $out/fam.tgz -C /tmp fam ;;
+    sliced) # slicing (bench/suites/sliced): tiny and small sliced against unsliced; big (256 GiB unsliced
+            # peak) under a 40 GB limit with the file's cotengra slices and with tnrt's own; one slice alone
+            # (per-slice overhead); cuTensorNet with the same path and slices
+            peer_env
+            sd=bench/suites/sliced; F=0.35355339059327373
+            echo "--- test_cuda_sliced"; timeout 300 $bin/test_cuda_sliced 2>&1 | grep -E "^\[sliced\]|OK|FAILED|Failure|Expected|Which is|error|PASSED" | head -30
+            timeout 200 $bin/tnrt inspect $sd/big-regular3-n228.json --memory-limit 40GB --device cuda 2>&1 | tail -8
+            for f in tiny-regular3-n90 small-regular3-n180; do
+              for v in "--no-slice --mode compiled" "" "--memory-limit 400MB" "--slice-range 0:1"; do
+                echo "--- $f $v"; timeout 200 $bin/tnrt contract $sd/$f.json --device cuda --fill $F $v --warmup 1 --repeat 5 --json "$out/sl-$f${v// /}.json" 2>&1 | grep -E "^result|^time|^slicing|^memory|^compile|tnrt:"
+              done
+            done
+            for v in "" "--slice-range 0:1"; do
+              echo "--- big $v"; timeout 280 $bin/tnrt contract $sd/big-regular3-n228.json --device cuda --fill $F --memory-limit 40GB $v --warmup 1 --repeat 3 --json "$out/sl-big${v// /}.json" 2>&1 | grep -E "^result|^time|^slicing|^memory|^compile|tnrt:"
+            done
+            echo "--- big, tnrt's own slices under 40 GB"; timeout 280 $bin/tnrt contract $sd/big-regular3-n228.json --device cuda --fill $F --memory-limit 40GB --slice auto --warmup 0 --repeat 1 2>&1 | grep -E "^time|^slicing|^memory|tnrt:"
+            for f in small-regular3-n180 big-regular3-n228; do
+              echo "--- cuTensorNet $f"; timeout 280 python3 bench/peers/cutensornet_sliced.py $sd/$f.json --device cuda --warmups 1 --runs 3 --memory-limit 40000000000 --json $out/cq-$f.json 2>&1 | tail -3
+            done ;;
     apidbg) # an unstripped test_cuda_api (.gpu-dbg/test_cuda_api.xz): each test alone, then a backtrace
             mkdir -p /tmp/dbg && xz -dc .gpu-dbg/test_cuda_api.xz > /tmp/dbg/test_cuda_api && chmod +x /tmp/dbg/test_cuda_api
             for t in EagerAndCompiledOnUserStreamsAnyLayout ProgramThousandRunsNewPointersAndValues FourStreamsThousandContractionsEach BadViewsAreTypedErrors; do

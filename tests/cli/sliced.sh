@@ -30,6 +30,10 @@ expect_rc 0 contract "$tiny" --device cpu --fill "$fill" --slice-range 4: --quie
 hi=$(cat "$tmp/out")
 check "two slice ranges add up to 1 ($lo + $hi)" near "$(awk -v a="$lo" -v b="$hi" 'BEGIN{print a+b}')" 1 1e-5
 
+expect_rc 0 contract "$tiny" --device cpu --fill "$fill" --slice auto --memory-limit 60KB
+check "--slice auto finds its own labels under 60KB, not the file's" test -z "$(grep '^slicing: 8 slices over hAG' "$tmp/out")"
+check "--slice auto gives 1" near "$(value)" 1 1e-5
+
 expect_rc 0 inspect "$tiny" --memory-limit 30KB
 check "inspect prints the slicing" grep -q "^slicing: [0-9]* slices over" "$tmp/out"
 check "inspect prints the predicted peak" grep -q "^predicted peak: " "$tmp/out"
