@@ -1,7 +1,8 @@
 """cotengra's whole-network contractors on one tree, on the GPU, in one sitting: tnrt
 (implementation="tnrt", tnrt.cotengra.TnrtContractor), NVIDIA cuTensorNet (implementation=
-"cuquantum", cotengra's CuQuantumContractor) and cotengra's default pairwise torch execution
-(implementation="auto" on torch arrays).
+"cuquantum", cotengra's CuQuantumContractor; and "cuquantum-direct", the same Network calls made
+here, see CuQuantumDirect) and cotengra's default pairwise torch execution (implementation="auto"
+on torch arrays).
 
   python3 bench/python/cotengra_bench.py [--qubits 36] [--depth 36] [--seed 7] [--runs 10] [--json FILE]
 
@@ -43,6 +44,28 @@ def timed(fn, runs):
     return statistics.median(times), min(times), max(times), out
 
 
+class CuQuantumDirect:
+    """What cotengra's CuQuantumContractor does (one cuquantum.tensornet.Network built on the first
+    call with the tree's path, autotuned 3 iterations, then reset_operands and contract), with the
+    path given as an OptimizerOptions object: cotengra 0.8.3 passes optimize={"path": ...}, which
+    cuquantum-python 26.9 refuses ("AssertionError: Unrecognized options.", measured on the H200,
+    2026-12-02)."""
+
+    def __init__(self, tree):
+        self.tree, self.network = tree, None
+
+    def __call__(self, *arrays):
+        from cuquantum import tensornet
+
+        if self.network is None:
+            self.network = tensornet.Network(self.tree.get_eq(), *arrays)
+            self.network.contract_path(optimize=tensornet.OptimizerOptions(path=list(self.tree.get_path())))
+            self.network.autotune(iterations=3)
+        else:
+            self.network.reset_operands(*arrays)
+        return self.network.contract()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--qubits", type=int, default=36)
@@ -72,9 +95,14 @@ def main():
     print(f"{len(arrays)} tensors, log2 flops {info['log2_flops']:.2f}, width {info['log2_width']:.1f} (log2 elements)")
     tnrt.register_cotengra()
     results, ref = {}, None
-    for impl in ["tnrt", "cuquantum", "auto"]:
+    cq_direct = CuQuantumDirect(tree)
+    for impl in ["tnrt", "cuquantum", "cuquantum-direct", "auto"]:
         try:
-            med, lo, hi, out = timed(lambda: tree.contract(arrays, implementation=impl), args.runs)
+            if impl == "cuquantum-direct":
+                fn = lambda: cq_direct(*arrays)  # noqa: E731
+            else:
+                fn = lambda: tree.contract(arrays, implementation=impl)  # noqa: E731
+            med, lo, hi, out = timed(fn, args.runs)
             val = complex(out.item() if hasattr(out, "item") else out)
             ref = val if ref is None else ref
             err = abs(val - ref) / max(abs(ref), 1e-300)

@@ -163,8 +163,8 @@ struct slice_request {
   std::vector<label_t> labels;
   /// 0: the context's limit (options::memory_limit_bytes / memory_limit_fraction).
   std::size_t memory_limit_bytes = 0;
-  /// Count the result's buffer against the limit (host-tensor runs allocate it; runs into a
-  /// caller's output view do not).
+  /// Count the result's buffer and the inputs' copies against the limit (host-tensor runs
+  /// allocate them from the pool; runs on a caller's device views do not).
   bool count_result = true;
 };
 
@@ -172,7 +172,7 @@ struct slice_request {
 struct slice_report {
   slice_plan plan;                  // labels, slice count, flops sliced and unsliced, core peak estimates
   std::size_t limit_bytes = 0;      // the limit planned under
-  std::size_t predicted_bytes = 0;  // device memory tnrt will hold: the one-slice program, its table, the result if counted
+  std::size_t predicted_bytes = 0;  // device memory tnrt will hold: the one-slice program, its table, the result and inputs if counted
   std::size_t result_bytes = 0;
   cost_report cost;                 // all slices together (flops and bytes, as program::cost)
   cost_report cost_unsliced;

@@ -510,13 +510,25 @@ cost_report times(cost_report c, std::int64_t n) {
 
 }  // namespace
 
+// What a host-tensor run allocates beside the program: on a GPU, the result and a copy of every
+// input from the pool (256-byte blocks); on the CPU, the result. Nothing when not counted (runs on
+// the caller's views).
+static std::size_t host_copies_bytes(const problem& p, bool counted, bool on_gpu) {
+  if (!counted) return 0;
+  auto block = [](std::size_t b) { return (std::max<std::size_t>(b, 1) + 255) / 256 * 256; };
+  std::size_t sum = block(static_cast<std::size_t>(element_count(p.net.shape_of(p.net.output))) * size_of(p.type));
+  if (!on_gpu) return sum;
+  for (const auto& in : p.net.inputs) sum += block(static_cast<std::size_t>(element_count(p.net.shape_of(in))) * size_of(p.type));
+  return sum;
+}
+
 slice_report context::plan_sliced(const problem& p, const slice_request& request) {
   context_state& s = live(state_);
   validate(p.net, p.tree);
   const std::lock_guard<std::recursive_mutex> g(s.lock);
   slice_report r;
   r.result_bytes = static_cast<std::size_t>(element_count(p.net.shape_of(p.net.output))) * size_of(p.type);
-  const std::size_t reserve = request.count_result ? r.result_bytes : 0;
+  const std::size_t reserve = host_copies_bytes(p, request.count_result, s.gpu != nullptr);
   std::size_t limit = request.memory_limit_bytes != 0 ? request.memory_limit_bytes : s.opt.memory_limit_bytes;
   if (s.gpu) {
     std::size_t device_limit = 0;
@@ -573,7 +585,7 @@ sliced_program context::compile_sliced(const problem& p, const slice_request& re
   st->prob = p;
   const std::lock_guard<std::recursive_mutex> g(s.lock);
   if (s.gpu)
-    st->gpu = s.gpu->compile_sliced(p, st->report.plan.labels, request.count_result ? st->report.result_bytes : 0, st->report.limit_bytes);
+    st->gpu = s.gpu->compile_sliced(p, st->report.plan.labels, host_copies_bytes(p, request.count_result, true), st->report.limit_bytes);
   ++s.api.programs_compiled;
   sliced_program sp;
   sp.state_ = std::move(st);
