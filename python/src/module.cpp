@@ -8,6 +8,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <array>
 #include <complex>
 #include <cstddef>
@@ -457,6 +458,63 @@ class py_program {
  private:
   tnrt::program prog_;
 };
+
+/// A sliced contraction (context::compile_sliced): GPU runs on device arrays, CPU runs on host arrays.
+class py_sliced {
+ public:
+  py_sliced(py_context& ctx, const tnrt::problem& p, const std::vector<std::string>& labels, std::size_t memory_limit) {
+    tnrt::slice_request req;
+    for (const std::string& name : labels) {
+      const auto it = std::find(p.net.label_names.begin(), p.net.label_names.end(), name);
+      if (it == p.net.label_names.end()) throw tnrt::shape_error("slicing: the network has no index '" + name + "'");
+      req.labels.push_back(static_cast<tnrt::label_t>(it - p.net.label_names.begin()));
+    }
+    req.memory_limit_bytes = memory_limit;
+    req.count_result = false;  // runs write into the caller's arrays
+    nb::gil_scoped_release release;
+    sp_ = ctx.get().compile_sliced(p, req);
+  }
+  void run(const std::vector<nb::ndarray<nb::ro>>& inputs, const nb::ndarray<>& out, std::uintptr_t stream, std::int64_t first,
+           std::int64_t count) {
+    const auto& p = sp_.source();
+    auto ops = describe_all(p, inputs);
+    auto out_info = describe(out, 0, p.net.shape_of(p.net.output), p.type, "out");
+    auto views = views_of(ops);
+    const auto out_view = view_of(out_info);
+    nb::gil_scoped_release release;
+    sp_.run(views, out_view, reinterpret_cast<tnrt::stream_handle>(stream), first, count);
+  }
+  nb::object run_host(const std::vector<nb::ndarray<nb::ro>>& inputs, std::int64_t first, std::int64_t count) {
+    const auto& p = sp_.source();
+    std::vector<tnrt::host_tensor> host;
+    for (const operand_info& o : describe_all(p, inputs)) host.push_back(to_host_tensor(o));
+    tnrt::host_tensor r;
+    {
+      nb::gil_scoped_release release;
+      r = sp_.run(host, {}, first, count);
+    }
+    return numpy_of(std::move(r));
+  }
+  [[nodiscard]] nb::dict report() const {
+    const tnrt::slice_report& r = sp_.report();
+    const tnrt::problem& p = sp_.source();
+    nb::dict d;
+    std::vector<std::string> names;
+    for (tnrt::label_t l : r.plan.labels) names.push_back(p.net.label_names[static_cast<std::size_t>(l)]);
+    d["labels"] = names;
+    d["slices"] = r.plan.slices;
+    d["flops_sliced"] = r.plan.flops_sliced;
+    d["flops_unsliced"] = r.plan.flops_unsliced;
+    d["predicted_bytes"] = r.predicted_bytes;
+    d["predicted_exactly"] = r.predicted_exactly;
+    d["limit_bytes"] = r.limit_bytes;
+    return d;
+  }
+  [[nodiscard]] nb::dict memory() const { return dict_of(sp_.memory()); }
+
+ private:
+  tnrt::sliced_program sp_;
+};
 #endif
 
 }  // namespace
@@ -540,6 +598,13 @@ NB_MODULE(_tnrt, m) {
       .def("run_prepared", &py_program::run_prepared, "inputs"_a, "out"_a, "stream"_a)
       .def("memory", &py_program::memory)
       .def("info", &py_program::info);
+  nb::class_<py_sliced>(m, "SlicedProgram")
+      .def(nb::init<py_context&, const tnrt::problem&, const std::vector<std::string>&, std::size_t>(), "context"_a, "problem"_a, "labels"_a,
+           "memory_limit"_a = 0)
+      .def("run", &py_sliced::run, "inputs"_a, "out"_a, "stream"_a, "first"_a = 0, "count"_a = -1)
+      .def("run_host", &py_sliced::run_host, "inputs"_a, "first"_a = 0, "count"_a = -1)
+      .def("report", &py_sliced::report)
+      .def("memory", &py_sliced::memory);
   m.def("unavailable_reason", [](int device) { return tnrt::unavailable_reason(device); }, "device"_a = 0);
   m.attr("has_context") = true;
 #else

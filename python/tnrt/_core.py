@@ -223,14 +223,22 @@ class Network:
         self._program = None
         self._cache = {}
         self._freed = False
+        self._slicing = None  # (index names, memory limit in bytes) once contract_path asked for slicing
+        self._sliced = None
 
     def _check(self):
         if self._freed:
             raise StateError("this Network was freed")
 
-    def contract_path(self, optimize="auto", **_ignored):
-        """Chooses the contraction order; returns (path, info) with the path as opt_einsum pairs."""
+    def contract_path(self, optimize="auto", slicing=None, memory_limit=None, **_ignored):
+        """Chooses the contraction order; returns (path, info) with the path as opt_einsum pairs.
+
+        slicing: index names to slice (cotengra's tree.sliced_inds), and/or memory_limit (bytes):
+        contract() then sums the slices, each a replay of one compiled program (tnrt finds the
+        labels under the limit when none are given). info["slicing"] says what was chosen."""
         self._check()
+        self._sliced = None
+        self._slicing = (list(slicing or []), int(memory_limit or 0)) if (slicing or memory_limit) else None
         if self._prep.problem is not None and self._prep.eq is None:
             c = self._problem.cost
             return None, c
@@ -239,7 +247,36 @@ class Network:
         self._program = None
         self._cache.clear()
         path = resolve_path(optimize, self._prep.eq, self._prep.shapes)
-        return [tuple(p) for p in path], self._problem.cost
+        info = self._problem.cost
+        if self._slicing is not None:
+            info = dict(info)
+            info["slicing"] = self._sliced_program().report()
+        return [tuple(p) for p in path], info
+
+    def _sliced_program(self):
+        if self._sliced is None:
+            labels, limit = self._slicing
+            ctx = context(self._prep.ordinal if self._prep.is_cuda else -1)
+            self._sliced = _tnrt.SlicedProgram(ctx, self._ensure_problem(), labels, limit)
+        return self._sliced
+
+    def _contract_sliced(self, stream, out):
+        sp = self._sliced_program()
+        if not self._prep.is_cuda:
+            result = sp.run_host([_arrays.host_view(a) for a in self._prep.arrays])
+            if out is not None:
+                return _arrays.write_host_out(out, result)
+            return _arrays.from_host_result(self._prep.framework, self._prep.arrays[0], result)
+        s = _arrays.stream_handle(stream, self._prep.framework, self._prep.ordinal)
+        if out is None:
+            out = _arrays.empty_like_framework(self._prep.framework, self._prep.arrays[0], self._problem.output_shape, self._prep.ordinal)
+            if out is None:
+                raise UsageError(f"a sliced Network over {self._prep.framework} arrays needs out=")
+        if _arrays.device_of(out) != (True, self._prep.ordinal):
+            raise DeviceError(f"out is not on cuda:{self._prep.ordinal} with the operands")
+        caps = [_arrays.import_cuda(a, s) for a in self._prep.arrays]
+        sp.run(caps, _arrays.import_cuda(out, s), s)
+        return out
 
     def _ensure_problem(self):
         self._check()
@@ -263,6 +300,8 @@ class Network:
     def contract(self, stream=None, out=None):
         problem = self._ensure_problem()
         s = stream if stream is not None else self._stream
+        if self._slicing is not None:
+            return self._contract_sliced(s, out)
         return _run(self._prep, problem, out, s, self._program, self._cache)
 
     def reset_operands(self, *operands):
@@ -300,6 +339,8 @@ class Network:
             d.update(context(self._prep.ordinal).stats())
         if self._program is not None:
             d["program"] = self._program.info()
+        if self._sliced is not None:
+            d["slicing"] = self._sliced.report()
         if self._problem is not None:
             d["cost"] = self._problem.cost
         return d
@@ -307,6 +348,7 @@ class Network:
     def free(self):
         """Drops the compiled program and the operands; the Network cannot be used afterwards."""
         self._program = None
+        self._sliced = None
         self._cache.clear()
         self._prep.arrays = []
         self._freed = True

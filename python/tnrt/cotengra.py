@@ -30,17 +30,20 @@ class TnrtContractor:
         kwargs.pop("progbar", None)
         if tree.has_preprocessing():
             raise ValueError("cotengra trees with preprocessing are not supported with tnrt")
-        if handle_slicing and tree.sliced_inds:
-            raise NotImplementedError("tnrt does not slice yet: contract the sliced tree (handle_slicing=False)")
-        self.eq = tree.get_eq_sliced()
+        # handle_slicing=True (as CuQuantumContractor's): called with the unsliced arrays, the tree's
+        # sliced indices summed by tnrt's sliced program (each slice a replay of one compiled
+        # program). False (the default, and what tree.contract uses: it loops over the slices
+        # itself): called with one slice's arrays, on the sliced equation.
+        self.slicing = list(tree.sliced_inds) if (handle_slicing and tree.sliced_inds) else None
+        self.eq = tree.get_eq() if self.slicing else tree.get_eq_sliced()
         self.path = [tuple(p) for p in tree.get_path()] if tree.is_complete() else "auto"
         self.compile = compile
         self.network = None
 
     def setup(self, *arrays):
         self.network = _core.Network(self.eq, *arrays)
-        self.network.contract_path(optimize=self.path)
-        if self.compile and self.network._prep.is_cuda:
+        self.network.contract_path(optimize=self.path, slicing=self.slicing)
+        if self.compile and self.network._prep.is_cuda and not self.slicing:
             self.network.compile()
 
     def __call__(self, *arrays, check_zero=False, backend=None, progbar=False):

@@ -137,3 +137,23 @@ def test_eight_threads_own_streams(rng):
         for rs in pool.map(work, range(8)):
             for r in rs:
                 np.testing.assert_allclose(r, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_network_sliced_torch_side_stream(rng, dtype):
+    """A sliced Network over torch tensors on a side stream: the given labels (one summed, one kept)
+    and a memory limit that makes tnrt find its own, each against the CPU engine."""
+    ops = [rand(rng, s, dtype) for s in SHAPES]
+    dev = [torch.from_numpy(o).cuda() for o in ops]
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    for kwargs in ({"slicing": ["d", "a"]}, {"slicing": ["c"]}):
+        with tnrt.Network(EQ, *dev) as net:
+            _, info = net.contract_path(**kwargs)
+            assert info["slicing"]["slices"] > 1
+            with torch.cuda.stream(s):
+                r = net.contract()
+                r2 = net.contract()  # a second run zeroes and sums again
+            s.synchronize()
+            np.testing.assert_allclose(r.cpu().numpy(), host_ref(ops), rtol=tol(dtype), atol=tol(dtype))
+            np.testing.assert_allclose(r2.cpu().numpy(), host_ref(ops), rtol=tol(dtype), atol=tol(dtype))

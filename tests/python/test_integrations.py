@@ -57,3 +57,45 @@ def test_quimb_contract(rng):
     want = tn.contract(..., optimize="greedy")
     got = tn.contract(..., optimize="greedy", implementation="tnrt")
     np.testing.assert_allclose(got, want, rtol=1e-9)
+
+
+def test_cotengra_sliced_tree(rng):
+    """A cotengra tree with sliced indices: TnrtContractor(handle_slicing=True) sums the slices with
+    tnrt's sliced program; tree.contract(implementation="tnrt") loops over them in cotengra."""
+    ctg = pytest.importorskip("cotengra")
+    inputs, output, sizes, arrays = _network(rng, ctg)
+    want = ctg.array_contract(arrays, inputs, output)
+    tree = ctg.array_contract_tree(inputs, output, sizes, optimize="greedy")
+    summed = sorted(ix for ix in sizes if ix not in output and sizes[ix] > 1)[:1]
+    kept = sorted(ix for ix in output if sizes[ix] > 1)[:1]
+    for ixs in (summed, kept, summed + kept):
+        if not ixs:
+            continue
+        t = tree.copy()
+        for ix in ixs:
+            t.remove_ind_(ix)
+        assert set(t.sliced_inds) == set(ixs)
+        c = tnrt.cotengra.TnrtContractor(t, handle_slicing=True)
+        np.testing.assert_allclose(c(*arrays), want, rtol=1e-10)
+        assert c.network.stats["slicing"]["slices"] == t.multiplicity
+        tnrt.register_cotengra()
+        np.testing.assert_allclose(t.contract(arrays, implementation="tnrt"), want, rtol=1e-10)
+
+
+def test_network_slicing_and_memory_limit(rng):
+    ops = [rand(rng, s, np.float64) for s in [(8, 16), (16, 16), (16, 16), (16, 8)]]
+    want = np.einsum("ab,bc,cd,de->ae", *ops)
+    with tnrt.Network("ab,bc,cd,de->ae", *ops) as net:
+        _, info = net.contract_path(optimize=[(0, 1), (0, 1), (0, 1)], slicing=["c", "a"])
+        assert info["slicing"]["slices"] == 16 * 8 and info["slicing"]["labels"] == ["c", "a"]
+        np.testing.assert_allclose(net.contract(), want, rtol=1e-12)
+    with tnrt.Network("ab,bc,cd,de->ae", *ops) as net:
+        _, info = net.contract_path(memory_limit=3000)
+        assert info["slicing"]["slices"] > 1 and info["slicing"]["predicted_bytes"] <= 3000
+        np.testing.assert_allclose(net.contract(), want, rtol=1e-12)
+    with tnrt.Network("ab,bc,cd,de->ae", *ops) as net:
+        with pytest.raises(tnrt.ShapeError, match="no index 'z'"):
+            net.contract_path(slicing=["z"])
+    with tnrt.Network("ab,bc,cd,de->ae", *ops) as net:
+        with pytest.raises(MemoryError):
+            net.contract_path(memory_limit=64)
