@@ -47,6 +47,7 @@ constexpr option_spec contract_specs[] = {
     {"tiled", true},
     {"algo", true},        {"fuse-max", true},    {"profile", false},
     {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
+    {"parallel-slices", true},
 };
 
 constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
@@ -93,6 +94,8 @@ is given or the file has "slices"):
                              the limit; auto: always found under the limit)
   --slice-range FIRST:COUNT  run only these slices (their partial sum; COUNT empty: to the last)
   --no-slice                 ignore the file's "slices" (an unsliced run)
+  --parallel-slices N        GPU: slices run at once, each by a program of its own (default 0: as many as
+                             the limit leaves memory for, at most 4; 1: one at a time)
 report:
   --json FILE                machine-readable report (times, result, verification, counters, versions)
   --bandwidth GBPS           divisor of the bandwidth floor (default 4250, the H200's copy bandwidth)
@@ -637,6 +640,7 @@ run_outcome run_sliced(const problem& file_problem, const std::vector<host_tenso
   slice_request req;
   req.labels = sa.labels;
   req.memory_limit_bytes = sa.limit.bytes;
+  req.parallel = static_cast<int>(a.int_or("parallel-slices", 0, 0, 64));
   const auto c0 = std::chrono::steady_clock::now();
   sliced_program sp = ctx.compile_sliced(p, req);
   const double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
@@ -668,9 +672,9 @@ run_outcome run_sliced(const problem& file_problem, const std::vector<host_tenso
   const counters st = ctx.stats();
   const memory_report mem = sp.memory();
   char line[512];
-  std::snprintf(line, sizeof line, "slicing: %lld slices over %s (ran %lld from slice %lld); %.6g multiply-adds sliced, %.6g unsliced (x%.3f)",
+  std::snprintf(line, sizeof line, "slicing: %lld slices over %s (ran %lld from slice %lld, %d at once); %.6g multiply-adds sliced, %.6g unsliced (x%.3f)",
                 static_cast<long long>(all), p.net.describe(r.plan.labels).c_str(), static_cast<long long>(count),
-                static_cast<long long>(sa.first), r.plan.flops_sliced, r.plan.flops_unsliced,
+                static_cast<long long>(sa.first), r.parallel, r.plan.flops_sliced, r.plan.flops_unsliced,
                 r.plan.flops_unsliced > 0 ? r.plan.flops_sliced / r.plan.flops_unsliced : 1.0);
   out.gpu_lines.emplace_back(line);
   std::snprintf(line, sizeof line, "memory: predicted %s (%s), limit %s%s%s", format_bytes(static_cast<double>(r.predicted_bytes)).c_str(),
@@ -687,6 +691,7 @@ run_outcome run_sliced(const problem& file_problem, const std::vector<host_tenso
                         {"labels", labels},
                         {"first", sa.first},
                         {"count", count},
+                        {"parallel", r.parallel},
                         {"flops_sliced", r.plan.flops_sliced},
                         {"flops_unsliced", r.plan.flops_unsliced},
                         {"predicted_bytes", r.predicted_bytes},

@@ -94,7 +94,7 @@ int run_inspect(std::span<char* const> argv) {
   req.memory_limit_bytes = sa.limit.bytes;
   const slice_report r = ctx.plan_sliced(sliced, req);
   const double sliced_floor_ms = r.cost.bytes / (bandwidth_gbps * 1e9) * 1e3;
-  std::printf("slicing: %lld slices over %s\n", static_cast<long long>(r.plan.slices), p.net.describe(r.plan.labels).c_str());
+  std::printf("slicing: %lld slices over %s, %d at once\n", static_cast<long long>(r.plan.slices), p.net.describe(r.plan.labels).c_str(), r.parallel);
   std::printf("memory limit: %s\n", r.limit_bytes == std::numeric_limits<std::size_t>::max() ? "none"
                                                                                                : format_bytes(static_cast<double>(r.limit_bytes)).c_str());
   std::printf("predicted peak: %s (%s)\n", format_bytes(static_cast<double>(r.predicted_bytes)).c_str(),

@@ -166,6 +166,9 @@ struct slice_request {
   /// Count the result's buffer and the inputs' copies against the limit (host-tensor runs
   /// allocate them from the pool; runs on a caller's device views do not).
   bool count_result = true;
+  /// Slices run at once, each by a one-slice program of its own on a stream of its own (GPU, into
+  /// a dense output): 0 as many as the limit leaves memory for, at most 4; 1 one at a time.
+  int parallel = 0;
 };
 
 /// What a sliced contraction will take, known before anything is allocated.
@@ -177,6 +180,7 @@ struct slice_report {
   cost_report cost;                 // all slices together (flops and bytes, as program::cost)
   cost_report cost_unsliced;
   bool predicted_exactly = false;   // from the GPU's own plans (true), or the core estimate (a CPU context)
+  int parallel = 1;                 // slices run at once (predicted_bytes counts every program and partial result)
 };
 
 /// A sliced contraction compiled for one context: the one-slice program, compiled once, replayed

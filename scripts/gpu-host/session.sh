@@ -54,11 +54,11 @@ for s in "$@"; do
             echo "--- test_cuda_sliced"; timeout 300 $bin/test_cuda_sliced 2>&1 | grep -E "^\[sliced\]|OK|FAILED|Failure|Expected|Which is|error|PASSED" | head -30
             timeout 200 $bin/tnrt inspect $sd/big-regular3-n228.json --memory-limit 40GB --device cuda 2>&1 | tail -8
             for f in tiny-regular3-n90 small-regular3-n180; do
-              for v in "--no-slice --mode compiled" "" "--memory-limit 400MB" "--slice-range 0:1"; do
+              for v in "--no-slice --mode compiled" "" "--parallel-slices 1" "--memory-limit 400MB" "--slice-range 0:1"; do
                 echo "--- $f $v"; timeout 200 $bin/tnrt contract $sd/$f.json --device cuda --fill $F $v --warmup 1 --repeat 5 --json "$out/sl-$f${v// /}.json" 2>&1 | grep -E "^result|^time|^slicing|^memory|^compile|tnrt:"
               done
             done
-            for v in "" "--slice-range 0:1"; do
+            for v in "" "--parallel-slices 1" "--slice-range 0:1"; do
               echo "--- big $v"; timeout 280 $bin/tnrt contract $sd/big-regular3-n228.json --device cuda --fill $F --memory-limit 40GB $v --warmup 1 --repeat 3 --json "$out/sl-big${v// /}.json" 2>&1 | grep -E "^result|^time|^slicing|^memory|^compile|tnrt:"
             done
             echo "--- big, tnrt's own slices under 40 GB"; timeout 280 $bin/tnrt contract $sd/big-regular3-n228.json --device cuda --fill $F --memory-limit 40GB --slice auto --warmup 0 --repeat 1 2>&1 | grep -E "^time|^slicing|^memory|tnrt:"

@@ -572,6 +572,18 @@ slice_report context::plan_sliced(const problem& p, const slice_request& request
       budget = static_cast<std::size_t>(static_cast<double>(budget) / std::max(over * 1.05, 1.25));
     }
   }
+  // Slices at once: as many one-slice programs (and partial results beside the first) as fit.
+  if (request.parallel < 0) throw usage_error("slice_request::parallel must not be negative");
+  if (s.gpu && r.plan.slices > 1) {
+    const std::size_t one = r.predicted_bytes - reserve;
+    const std::size_t partial = (std::max<std::size_t>(r.result_bytes, 1) + 255) / 256 * 256;
+    std::int64_t k = std::min<std::int64_t>(request.parallel > 0 ? request.parallel : 4, r.plan.slices);
+    while (k > 1 && static_cast<double>(k) * static_cast<double>(one) + static_cast<double>(k - 1) * static_cast<double>(partial) +
+                            static_cast<double>(reserve) > static_cast<double>(limit))
+      --k;
+    r.parallel = static_cast<int>(k);
+    r.predicted_bytes = static_cast<std::size_t>(k) * one + static_cast<std::size_t>(k - 1) * partial + reserve;
+  }
   r.cost_unsliced = cost_of_problem(p);
   r.cost = times(cost_of_problem(slice_problem(p, r.plan.labels)), r.plan.slices);
   return r;
@@ -585,7 +597,8 @@ sliced_program context::compile_sliced(const problem& p, const slice_request& re
   st->prob = p;
   const std::lock_guard<std::recursive_mutex> g(s.lock);
   if (s.gpu)
-    st->gpu = s.gpu->compile_sliced(p, st->report.plan.labels, host_copies_bytes(p, request.count_result, true), st->report.limit_bytes);
+    st->gpu = s.gpu->compile_sliced(p, st->report.plan.labels, host_copies_bytes(p, request.count_result, true), st->report.limit_bytes,
+                                    st->report.parallel);
   ++s.api.programs_compiled;
   sliced_program sp;
   sp.state_ = std::move(st);

@@ -51,9 +51,10 @@ class gpu_backend {
   /// `output`, and null is returned.
   virtual void* contract(const problem& p, std::span<const tensor_view> inputs, const tensor_view* output, stream_handle stream) = 0;
   virtual std::unique_ptr<gpu_program> compile(const problem& p) = 0;
-  /// The sliced program of p over `labels`, admitted under `limit_bytes` with `reserve_bytes` more.
+  /// The sliced program of p over `labels`, admitted under `limit_bytes` with `reserve_bytes` more;
+  /// `parallel` one-slice programs running slices at once (memory for them checked by the caller).
   virtual std::unique_ptr<gpu_sliced> compile_sliced(const problem& p, std::span<const label_t> labels, std::size_t reserve_bytes,
-                                                     std::size_t limit_bytes) = 0;
+                                                     std::size_t limit_bytes, int parallel) = 0;
   /// What compiling q would hold on the device, allocating nothing.
   virtual std::size_t predict_bytes(const problem& q) = 0;
   /// A sliced program's table bytes beside its program.

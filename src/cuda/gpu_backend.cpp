@@ -13,8 +13,10 @@
 // run one after another on the GPU.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "api/gpu_backend.hpp"
@@ -235,11 +237,32 @@ class cuda_program final : public gpu_program {
 };
 
 // Sliced programs run on the context's own stream, bridged to the caller's like eager calls (a
-// sliced run is long: two events per run are nothing beside it).
+// sliced run is long: two events per run are nothing beside it). With `parallel` > 1 (memory for
+// that many one-slice programs was found under the limit), a run's slices are split into that
+// many contiguous ranges, each run by a program of its own on a stream of its own, the first into
+// the caller's output, the others into partial results of their own that the own stream then adds
+// in. The side streams start after the own stream (an event) and the own stream waits for them
+// before anything else: to the pool and the caller the run stays on the own stream.
 class cuda_sliced final : public gpu_sliced {
  public:
-  cuda_sliced(engine& eng, const problem& p, std::span<const label_t> labels, std::size_t reserve, std::size_t limit, stream_bridge& bridge)
-      : prog_(eng, p, labels, reserve, limit), out_shape_(p.net.shape_of(p.net.output)), bridge_(&bridge) {}
+  cuda_sliced(engine& eng, const problem& p, std::span<const label_t> labels, std::size_t reserve, std::size_t limit, int parallel,
+              stream_bridge& bridge)
+      : eng_(&eng), out_shape_(p.net.shape_of(p.net.output)), bridge_(&bridge) {
+    result_bytes_ = static_cast<std::size_t>(element_count(out_shape_)) * size_of(p.type);
+    for (int k = 0; k < std::max(parallel, 1); ++k) progs_.push_back(std::make_unique<cuda::sliced_program>(eng, p, labels, reserve, limit));
+    for (int k = 1; k < parallel; ++k) {
+      cudaStream_t st = nullptr;
+      TNRT_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+      sides_.push_back(stream_owner(st));
+      cudaEvent_t e = nullptr;
+      TNRT_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      joins_.emplace_back(e);
+      partials_.emplace_back(eng.pool(), result_bytes_, eng.stream_handle());
+    }
+    cudaEvent_t e = nullptr;
+    TNRT_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    fork_.reset(e);
+  }
 
   void run(std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream, std::int64_t first, std::int64_t count,
            bool zero) override {
@@ -255,29 +278,70 @@ class cuda_sliced final : public gpu_sliced {
       }
     }
     const std::vector<std::int64_t> out_strides = row_major(output) ? std::vector<std::int64_t>{} : strides_of(output);
-    prog_.run(ptrs_, dense ? std::span<const std::vector<std::int64_t>>() : std::span<const std::vector<std::int64_t>>(strides_), output.data,
-              out_strides, first, count, zero, bridge_->own());
+    const auto in_strides = dense ? std::span<const std::vector<std::int64_t>>() : std::span<const std::vector<std::int64_t>>(strides_);
+    cudaStream_t own = bridge_->own();
+    // Parallel only into a dense output (the partials are added element by element).
+    const auto k = static_cast<std::int64_t>(row_major(output) ? std::min<std::size_t>(progs_.size(), static_cast<std::size_t>(std::max<std::int64_t>(count, 1))) : 1);
+    if (k <= 1) {
+      progs_[0]->run(ptrs_, in_strides, output.data, out_strides, first, count, zero, own);
+      return;
+    }
+    TNRT_CUDA(cudaEventRecord(fork_.get(), own));
+    const std::int64_t base = count / k, extra = count % k;
+    std::int64_t at = first;
+    for (std::int64_t j = 0; j < k; ++j) {
+      const std::int64_t n = base + (j < extra ? 1 : 0);
+      if (j == 0) {
+        progs_[0]->run(ptrs_, in_strides, output.data, out_strides, at, n, zero, own);
+      } else {
+        cudaStream_t side = sides_[static_cast<std::size_t>(j - 1)].get();
+        TNRT_CUDA(cudaStreamWaitEvent(side, fork_.get(), 0));
+        progs_[static_cast<std::size_t>(j)]->run(ptrs_, in_strides, partials_[static_cast<std::size_t>(j - 1)].get(), {}, at, n, true, side);
+        TNRT_CUDA(cudaEventRecord(joins_[static_cast<std::size_t>(j - 1)].get(), side));
+      }
+      at += n;
+    }
+    const auto elems = element_count(out_shape_);
+    for (std::int64_t j = 1; j < k; ++j) {
+      TNRT_CUDA(cudaStreamWaitEvent(own, joins_[static_cast<std::size_t>(j - 1)].get(), 0));
+      cuda::launch_add_dense(output.data, partials_[static_cast<std::size_t>(j - 1)].get(), elems, progs_[0]->elem_kind(), own);
+    }
   }
   [[nodiscard]] memory_report memory() const override {
-    const compiled_program& q = prog_.program();
+    const compiled_program& q = progs_[0]->program();
     memory_report m;
     m.arena_bytes = q.plan().arena_bytes;
     m.lower_bound_bytes = q.plan().lower_bound_bytes;
     m.tensor_bound_bytes = q.tensor_bound_bytes();
     m.workspace_bytes = q.workspace_bytes();
     m.input_bytes = q.inputs_bytes();
-    m.scratch_bytes = q.scratch_bytes() + (prog_.device_bytes() - q.device_bytes());
-    m.total_bytes = prog_.device_bytes();
+    m.scratch_bytes = q.scratch_bytes() + (progs_[0]->device_bytes() - q.device_bytes());
+    for (const auto& sp : progs_) m.total_bytes += sp->device_bytes();
+    m.total_bytes += partials_.size() * ((std::max<std::size_t>(result_bytes_, 1) + 255) / 256 * 256);
     return m;
   }
-  [[nodiscard]] bool uses_graph() const override { return prog_.uses_graph(); }
+  [[nodiscard]] bool uses_graph() const override { return progs_[0]->uses_graph(); }
+  ~cuda_sliced() override = default;  // the side streams' work was joined into the own stream by its run
+  cuda_sliced(const cuda_sliced&) = delete;
+  cuda_sliced& operator=(const cuda_sliced&) = delete;
 
  private:
-  cuda::sliced_program prog_;
+  struct stream_deleter {
+    void operator()(cudaStream_t s) const noexcept { (void)cudaStreamDestroy(s); }
+  };
+  using stream_owner = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, stream_deleter>;
+
+  engine* eng_;
   std::vector<std::int64_t> out_shape_;
+  std::size_t result_bytes_ = 0;
+  stream_bridge* bridge_;
+  std::vector<std::unique_ptr<cuda::sliced_program>> progs_;
+  std::vector<stream_owner> sides_;
+  std::vector<cuda::event_owner> joins_;
+  std::vector<device::pool_block> partials_;
+  cuda::event_owner fork_;
   std::vector<const void*> ptrs_;
   std::vector<std::vector<std::int64_t>> strides_;
-  stream_bridge* bridge_;
 };
 
 class cuda_backend final : public gpu_backend {
@@ -317,8 +381,8 @@ class cuda_backend final : public gpu_backend {
   }
 
   std::unique_ptr<gpu_sliced> compile_sliced(const problem& p, std::span<const label_t> labels, std::size_t reserve_bytes,
-                                             std::size_t limit_bytes) override {
-    return std::make_unique<cuda_sliced>(eng_, p, labels, reserve_bytes, limit_bytes, bridge_);
+                                             std::size_t limit_bytes, int parallel) override {
+    return std::make_unique<cuda_sliced>(eng_, p, labels, reserve_bytes, limit_bytes, parallel, bridge_);
   }
   std::size_t predict_bytes(const problem& q) override { return compiled_program::predict_bytes(eng_, q); }
   std::size_t slice_table_bytes(const problem& p, std::size_t sliced) override { return cuda::sliced_program::table_bytes_for(p, sliced); }

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <string>
 
 #include "cuda/cuda_check.hpp"
@@ -71,6 +72,12 @@ __global__ void slice_moves_kernel(const long long* __restrict__ table, long lon
 
 __global__ void next_slice_kernel(long long* table) { table[0] += 1; }
 
+template <class T>
+__global__ void add_dense_kernel(T* __restrict__ dst, const T* __restrict__ src, long long n) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n; i += static_cast<long long>(gridDim.x) * blockDim.x)
+    add_into(dst[i], src[i]);
+}
+
 struct store_params {
   long long w[store_words_per_launch];
 };
@@ -125,6 +132,19 @@ cudaError_t add_slice_moves_node(cudaGraph_t graph, const cudaGraphNode_t* deps,
   k.blockDim = dim3(move_threads);
   k.kernelParams = a.args;
   return cudaGraphAddKernelNode(node, graph, deps, n_deps, &k);
+}
+
+void launch_add_dense(void* dst, const void* src, std::int64_t count, int elem_kind, cudaStream_t stream) {
+  if (count <= 0) return;
+  const unsigned blocks = static_cast<unsigned>(std::min<long long>((count + move_threads - 1) / move_threads, 4096));
+  switch (elem_kind) {
+    case 0: add_dense_kernel<<<blocks, move_threads, 0, stream>>>(static_cast<float*>(dst), static_cast<const float*>(src), count); break;
+    case 1: add_dense_kernel<<<blocks, move_threads, 0, stream>>>(static_cast<double*>(dst), static_cast<const double*>(src), count); break;
+    case 2: add_dense_kernel<<<blocks, move_threads, 0, stream>>>(static_cast<float2*>(dst), static_cast<const float2*>(src), count); break;
+    case 3: add_dense_kernel<<<blocks, move_threads, 0, stream>>>(static_cast<double2*>(dst), static_cast<const double2*>(src), count); break;
+    default: throw internal_error("a dense add of element kind " + std::to_string(elem_kind));
+  }
+  TNRT_CUDA(cudaGetLastError());
 }
 
 void launch_next_slice(std::int64_t* table, cudaStream_t stream) {

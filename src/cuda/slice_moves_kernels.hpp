@@ -39,6 +39,9 @@ cudaError_t add_slice_moves_node(cudaGraph_t graph, const cudaGraphNode_t* deps,
 void launch_next_slice(std::int64_t* table, cudaStream_t stream);
 cudaError_t add_next_slice_node(cudaGraph_t graph, const cudaGraphNode_t* deps, std::size_t n_deps, std::int64_t* table,
                                 cudaGraphNode_t* node);
+/// dst[i] += src[i] for i < count elements of the kind (dense buffers: partial results of slices
+/// run at once).
+void launch_add_dense(void* dst, const void* src, std::int64_t count, int elem_kind, cudaStream_t stream);
 /// dst[i] = words[i] for i < n <= store_words_per_launch (the words travel in the launch's
 /// parameters: nothing on the host needs to outlive the call).
 void launch_store_words(std::int64_t* dst, const std::int64_t* words, int n, cudaStream_t stream);

@@ -43,6 +43,8 @@ class sliced_program {
   /// Device bytes held: the program's and the table's.
   [[nodiscard]] std::size_t device_bytes() const noexcept { return prog_->device_bytes() + table_bytes_; }
   [[nodiscard]] bool uses_graph() const noexcept { return exec_ != nullptr; }
+  /// 0 f32, 1 f64, 2 c64, 3 c128: the kind the kernels take.
+  [[nodiscard]] int elem_kind() const noexcept { return elem_kind_; }
   /// Table words written by the latest run (0 when the views were those of the run before).
   [[nodiscard]] std::size_t last_store_words() const noexcept { return last_store_words_; }
   /// The table's bytes for a problem of `inputs` operands of these ranks over `sliced` labels.

@@ -160,8 +160,9 @@ TEST(CudaSliced, LimitRangesMemoryAndNoHostSync) {
   req.memory_limit_bytes = unsliced.predicted_bytes * 6 / 10;
   req.count_result = false;
   const slice_report r = ctx.plan_sliced(p, req);
-  std::printf("[sliced] limit %zu B: %lld slices over %s, predicted %zu B, flops x%.2f\n", r.limit_bytes, static_cast<long long>(r.plan.slices),
-              p.net.describe(r.plan.labels).c_str(), r.predicted_bytes, r.cost.flops / r.cost_unsliced.flops);
+  std::printf("[sliced] limit %zu B: %lld slices over %s, %d at once, predicted %zu B, flops x%.2f\n", r.limit_bytes,
+              static_cast<long long>(r.plan.slices), p.net.describe(r.plan.labels).c_str(), r.parallel, r.predicted_bytes,
+              r.cost.flops / r.cost_unsliced.flops);
   EXPECT_TRUE(r.predicted_exactly);
   EXPECT_GT(r.plan.slices, 1);
   EXPECT_LE(r.predicted_bytes, req.memory_limit_bytes);
@@ -192,6 +193,20 @@ TEST(CudaSliced, LimitRangesMemoryAndNoHostSync) {
   const host_tensor got = sp.run(in, [&](std::int64_t done, std::int64_t) { last = done; });
   EXPECT_EQ(last, sp.slices());
   EXPECT_LE(gputest::rel_error(got, want), 1e-12);
+  // One at a time and four at once give the same sum; four at once hold four programs.
+  for (int parallel : {1, 4}) {
+    slice_request q = req;
+    q.memory_limit_bytes = 0;
+    q.labels = r.plan.labels;
+    q.parallel = parallel;
+    sliced_program sq = ctx.compile_sliced(p, q);
+    EXPECT_EQ(sq.report().parallel, std::min<std::int64_t>(parallel, sq.slices()));
+    EXPECT_EQ(sq.memory().total_bytes, sq.report().predicted_bytes);
+    placed o = place(zero, gputest::layout::row_major, rng);
+    sq.run(views, o.view(p.type), stream.s);
+    gputest::check_cuda(cudaStreamSynchronize(stream.s), "sync");
+    EXPECT_LE(gputest::rel_error(fetch(o, p.type), want), 1e-12) << parallel << " at once";
+  }
   // A limit nothing fits: a typed error before anything is allocated.
   slice_request none;
   none.memory_limit_bytes = 1024;
