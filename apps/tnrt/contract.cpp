@@ -47,7 +47,7 @@ constexpr option_spec contract_specs[] = {
     {"tiled", true},
     {"algo", true},        {"fuse-max", true},    {"profile", false},
     {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
-    {"parallel-slices", true},
+    {"parallel-slices", true}, {"algo-timing", true},
 };
 
 constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
@@ -85,6 +85,8 @@ GPU knobs:
                              mode times it (both layouts) against cuTENSOR per step and keeps the fastest,
                              eager uses it wherever it applies; on: the kernel wherever it applies)
   --algo default|patient|gett|tgett|ttgt   cuTENSOR's algorithm choice
+  --algo-timing auto|off     compiled: time cuTENSOR's algorithms on every library step and keep the
+                             fastest (auto, the default), or take --algo's everywhere (off)
   --fuse-max N               largest operand/result (elements) of an absorbed small step (default 1024)
 slicing (a sum of smaller contractions, each a replay of one compiled program; on when any of these
 is given or the file has "slices"):
@@ -374,6 +376,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   const std::string algo = a.choice_or("algo", "default", {"default", "patient", "gett", "tgett", "ttgt"});
   o.algo = algo == "patient" ? -6 : algo == "gett" ? -4 : algo == "tgett" ? -3 : algo == "ttgt" ? -2 : -1;
   o.autotune = a.has("autotune");
+  o.library_algos = a.choice_or("algo-timing", "auto", {"auto", "off"}) == "auto" ? kernel_choice::automatic : kernel_choice::never;
   return o;
 }
 
@@ -522,6 +525,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"fuse_max_elements", opt.fuse_max_elements},
                   {"jit", opt.jit},
                   {"algo", opt.algo},
+                  {"algo_timing", opt.library_algos == kernel_choice::automatic},
                   {"autotune", opt.autotune}};
   j["counters"] = {
       {"plan_cache",
@@ -764,6 +768,7 @@ int run_contract(std::span<char* const> argv) {
   const cuda::options gpu_opt = gpu_options(a, mode);
 #else
   (void)a.int_or("plan-cache", 0, 0, 1 << 24);
+  (void)a.choice_or("algo-timing", "auto", {"auto", "off"});
   (void)a.choice_or("retire", "deferred", {"deferred", "barrier"});
   (void)a.int_or("retire-capacity", 1, 1, 1 << 20);
   (void)a.bytes_or("workspace-cap", 0);

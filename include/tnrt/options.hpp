@@ -45,6 +45,10 @@ struct options {
   /// Large x small steps (src/core/tiled.hpp) through tnrt's tiled streaming kernel.
   kernel_choice tiled_kernel = kernel_choice::automatic;
   std::int64_t tiled_min_elements = 1 << 16;  // results smaller than this stay with cuTENSOR
+  /// Compiled: time cuTENSOR's algorithms (default heuristic, GETT, TGETT, TTGT) on each library
+  /// step and keep the fastest whose workspace fits the step's place in the arena (`automatic`, the
+  /// default); `never`: the one `algo` says.
+  kernel_choice library_algos = kernel_choice::automatic;
   /// The device memory a compiled or sliced program may hold (arena, workspaces, its copies of the
   /// inputs, scratch, and a sliced program's table and result): memory_limit_bytes when not 0, else
   /// memory_limit_fraction of the free device memory (plus what the pool caches) at compile time,

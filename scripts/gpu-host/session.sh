@@ -65,6 +65,25 @@ for s in "$@"; do
             for f in small-regular3-n180 big-regular3-n228; do
               echo "--- cuTensorNet $f"; timeout 280 python3 bench/peers/cutensornet_sliced.py $sd/$f.json --device cuda --warmups 1 --runs 3 --memory-limit 40000000000 --json $out/cq-$f.json 2>&1 | tail -3
             done ;;
+    algos)  # compiled with and without timing cuTENSOR's algorithms per step, on the families suite's
+            # networks (their constant fills): ALGO_PROBLEMS globs (default: every constant-fill network)
+            python3 - "$bin/tnrt" ${ALGO_PROBLEMS:-'*'} <<'PY'
+import fnmatch, json, subprocess, sys
+tnrt, globs = sys.argv[1], sys.argv[2:]
+suite = json.load(open("bench/suites/families.json"))
+for p in suite["problems"]:
+    if p["fill"]["kind"] != "constant" or not any(fnmatch.fnmatch(p["name"], g) for g in globs):
+        continue
+    row = [p["name"]]
+    for v in ("auto", "off"):
+        cmd = [tnrt, "contract", p["file"], "--device", "cuda", "--mode", "compiled", "--dtype", p["dtype"], "--fill", repr(p["fill"]["value"]),
+               "--warmup", "2", "--repeat", "10", "--algo-timing", v]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        t = [l for l in r.stdout.splitlines() if l.startswith("time:") or l.startswith("result:")]
+        row.append(v + ": " + (" | ".join(t) if r.returncode == 0 else "rc %d %s" % (r.returncode, r.stderr.strip()[:200])))
+    print("  ".join(row), flush=True)
+PY
+            ;;
     apidbg) # an unstripped test_cuda_api (.gpu-dbg/test_cuda_api.xz): each test alone, then a backtrace
             mkdir -p /tmp/dbg && xz -dc .gpu-dbg/test_cuda_api.xz > /tmp/dbg/test_cuda_api && chmod +x /tmp/dbg/test_cuda_api
             for t in EagerAndCompiledOnUserStreamsAnyLayout ProgramThousandRunsNewPointersAndValues FourStreamsThousandContractionsEach BadViewsAreTypedErrors; do

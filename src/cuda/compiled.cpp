@@ -34,7 +34,7 @@ compiled_program::compiled_program(engine& eng, const problem& p, std::size_t re
   admit(reserve_bytes, limit_bytes);
   allocate();
   build_ops(p, choices, lay);
-  if (tiled_choice_automatic_) choose_kernels_by_timing();
+  if (tiled_choice_automatic_ || eng.opts().library_algos == kernel_choice::automatic) choose_kernels_by_timing(p, choices);
   if (eng.opts().use_graph) capture();
   compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -250,6 +250,7 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
         ++tiled_chosen_;
       }
     }
+    o.step = kk;
     ops_.push_back(std::move(o));
     op_steps_.push_back(kk);
   }
@@ -340,7 +341,7 @@ void compiled_program::launch_io(std::span<const void* const> srcs, void* out, c
 
 // Times each step that tnrt's own kernel can take both ways, on the program's own buffers (their
 // contents do not matter to the speed), and keeps the faster. Compile time only: it synchronizes.
-void compiled_program::choose_kernels_by_timing() {
+void compiled_program::choose_kernels_by_timing(const problem& p, const step_choices& c) {
   cudaEvent_t raw0 = nullptr, raw1 = nullptr;
   TNRT_CUDA(cudaEventCreate(&raw0));
   const event_owner e0(raw0);
@@ -360,6 +361,36 @@ void compiled_program::choose_kernels_by_timing() {
     }
     return best;
   };
+  // cuTENSOR's algorithms on each library step: the fastest plan whose workspace fits where the
+  // memory plan put the step's workspace (a larger one would overlap other buffers).
+  if (eng_->opts().library_algos == kernel_choice::automatic) {
+    for (op& o : ops_) {
+      if (!o.plan || o.tiled || o.step < 0) continue;
+      const lowered_step& low = c.plan.lowered[static_cast<std::size_t>(o.step)];
+      if (low.kind != lowered_kind::contraction) continue;
+      float best = time_op(o);
+      std::shared_ptr<device::library_plan> keep = o.plan;
+      const std::shared_ptr<device::library_plan> original = o.plan;
+      for (int algo : {-4, -3, -2}) {  // GETT, TGETT, TTGT
+        if (algo == eng_->opts().algo) continue;
+        std::shared_ptr<device::library_plan> alt;
+        try {
+          alt = eng_->plan_with_algo(low, p.type, algo);
+        } catch (const error&) {
+          continue;  // not supported for this step
+        }
+        if (alt->workspace_bytes() > o.workspace_bytes) continue;
+        o.plan = alt;
+        const float t = time_op(o);
+        if (t < best * 0.97F) {
+          best = t;
+          keep = alt;
+        }
+      }
+      o.plan = keep;
+      if (keep != original) ++algos_changed_;
+    }
+  }
   for (op& o : ops_) {
     if (!o.tiled || !o.plan) continue;
     float with_kernel = time_op(o);

@@ -97,6 +97,8 @@ class compiled_program {
   /// those `automatic` gave back to the library.
   [[nodiscard]] int tiled_chosen() const noexcept { return tiled_chosen_; }
   [[nodiscard]] int tiled_rejected() const noexcept { return tiled_rejected_; }
+  /// Library steps whose timed cuTENSOR algorithm replaced the default heuristic's plan.
+  [[nodiscard]] int algos_changed() const noexcept { return algos_changed_; }
   /// Launches per run: the fused one (if any) plus one per library step.
   [[nodiscard]] std::size_t launches() const noexcept { return ops_.size(); }
   [[nodiscard]] bool uses_graph() const noexcept { return exec_ != nullptr; }
@@ -130,6 +132,7 @@ class compiled_program {
     /// Other plans of the same step (tiled_alternatives): `automatic` times each against tiled_rec
     /// and keeps the fastest there.
     std::vector<tiled_record> tiled_alts;
+    int step = -1;  // the tree step (library and tiled ops)
     const small_step_record* fused_records = nullptr;  // the fused launch of absorbed small steps
     const int* fused_begin = nullptr;
     int fused_subtrees = 0;
@@ -154,7 +157,7 @@ class compiled_program {
 
   void enqueue_all(cudaStream_t stream);
   void enqueue_op(const op& o, cudaStream_t stream);
-  void choose_kernels_by_timing();
+  void choose_kernels_by_timing(const problem& p, const step_choices& c);
 
   engine* eng_;
   std::vector<op> ops_;
@@ -170,7 +173,7 @@ class compiled_program {
   std::size_t table_bytes_ = 0;
   fusion_plan fusion_;
   std::vector<int> op_steps_;
-  int tiled_chosen_ = 0, tiled_rejected_ = 0;
+  int tiled_chosen_ = 0, tiled_rejected_ = 0, algos_changed_ = 0;
   dtype type_ = dtype::f32;
   std::size_t workspace_bytes_ = 0;
   std::size_t tensor_bound_bytes_ = 0;

@@ -86,6 +86,10 @@ std::shared_ptr<device::library_plan> engine::plan(const lowered_step& s, dtype 
   return plans_->plan(s, t, {opt_.jit, opt_.autotune, opt_.algo, alignment});
 }
 
+std::shared_ptr<device::library_plan> engine::plan_with_algo(const lowered_step& s, dtype t, int algo, std::uint32_t alignment) {
+  return plans_->plan(s, t, {opt_.jit, opt_.autotune, algo, alignment});
+}
+
 void engine::enqueue(const device::library_plan& p, const void* a, const void* b, void* d, void* workspace,
                      std::uint64_t workspace_bytes, cudaStream_t stream) {
   library_->enqueue(p, a, b, d, workspace, workspace_bytes, stream);

@@ -30,6 +30,8 @@ class engine {
   /// The cached plan for a lowered step (built on a miss), for operands `alignment`-byte aligned.
   /// The plan is a plan_entry (this engine's library builds nothing else).
   std::shared_ptr<device::library_plan> plan(const lowered_step& s, dtype t, std::uint32_t alignment = max_alignment);
+  /// The same with the library's algorithm `algo` instead of the options' (compiled timing).
+  std::shared_ptr<device::library_plan> plan_with_algo(const lowered_step& s, dtype t, int algo, std::uint32_t alignment = max_alignment);
   /// Enqueues `p` on `stream` with explicit workspace (compiled mode, graph capture).
   void enqueue(const device::library_plan& p, const void* a, const void* b, void* d, void* workspace, std::uint64_t workspace_bytes,
                cudaStream_t stream);
