@@ -169,12 +169,15 @@ void write_host(const host_tensor& r, const tensor_view& out) {
                strides_or_row_major(out), out.shape, size_of(r.type()));
 }
 
-host_tensor cpu_contract_views(const problem& p, std::span<const tensor_view> inputs) {
+// Row-major host copies of views (the CPU engine takes host tensors).
+std::vector<host_tensor> host_copies(std::span<const tensor_view> views) {
   std::vector<host_tensor> host;
-  host.reserve(inputs.size());
-  for (const tensor_view& v : inputs) host.push_back(host_copy(v));
-  return cpu::contract(p, host);
+  host.reserve(views.size());
+  for (const tensor_view& v : views) host.push_back(host_copy(v));
+  return host;
 }
+
+host_tensor cpu_contract_views(const problem& p, std::span<const tensor_view> inputs) { return cpu::contract(p, host_copies(inputs)); }
 
 cost_report cost_of_problem(const problem& p) {
   const tree_cost c = cost_of(p.net, p.tree);
@@ -188,6 +191,52 @@ std::vector<tensor_view> views_of(std::span<const host_tensor> ts) {
   for (const host_tensor& t : ts) v.push_back(view_of(t));
   return v;
 }
+
+// A host-tensor call's device side: pool blocks on the context's own stream for the uploaded
+// inputs, the result and any block handed over, each given back when the staging goes (also when
+// the call throws). Declared after the context's lock, so that it goes while the lock is held.
+class device_staging {
+ public:
+  device_staging(detail::gpu_backend& gpu, int device) : gpu_(gpu), stream_(gpu.own_stream()), device_(device) {}
+  ~device_staging() {
+    for (void* d : blocks_) gpu_.deallocate(d, stream_);
+  }
+  device_staging(const device_staging&) = delete;
+  device_staging& operator=(const device_staging&) = delete;
+
+  [[nodiscard]] stream_handle stream() const noexcept { return stream_; }
+  /// Device copies of `inputs` (the uploads enqueued on the own stream), as views.
+  std::vector<tensor_view> upload(std::span<const host_tensor> inputs) {
+    blocks_.reserve(blocks_.size() + inputs.size() + 2);
+    std::vector<tensor_view> views = views_of(inputs);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      views[i].data = hold(gpu_.allocate(inputs[i].bytes(), stream_));
+      gpu_.upload(views[i].data, inputs[i].data(), inputs[i].bytes(), stream_);
+      views[i].device = device_;
+    }
+    return views;
+  }
+  /// A device view of a new block for the result `out` is to receive.
+  tensor_view output_for(const host_tensor& out) {
+    tensor_view o = view_of(out);
+    o.data = hold(gpu_.allocate(out.bytes(), stream_));
+    o.device = device_;
+    return o;
+  }
+  /// Keeps a pool block allocated elsewhere (an eager result) until the staging goes.
+  void* hold(void* block) {
+    blocks_.push_back(block);
+    return block;
+  }
+  /// Copies the device `block` into `out` (blocking).
+  void download(host_tensor& out, const void* block) { gpu_.download(out.data(), block, out.bytes(), stream_); }
+
+ private:
+  detail::gpu_backend& gpu_;
+  stream_handle stream_;
+  int device_;
+  std::vector<void*> blocks_;
+};
 
 }  // namespace
 
@@ -316,34 +365,13 @@ host_tensor program::run(std::span<const host_tensor> inputs) {
     return cpu::contract(s.prob, inputs);
   }
   const std::lock_guard<std::recursive_mutex> g(s.owner->lock);
-  detail::gpu_backend& gpu = *s.owner->gpu;
-  const stream_handle st = gpu.own_stream();
-  std::vector<void*> dev;
+  device_staging staging(*s.owner->gpu, s.owner->opt.device);
   host_tensor out(s.prob.type, s.prob.net.shape_of(s.prob.net.output));
-  try {
-    for (const host_tensor& t : inputs) {
-      dev.push_back(gpu.allocate(t.bytes(), st));
-      gpu.upload(dev.back(), t.data(), t.bytes(), st);
-    }
-    dev.push_back(gpu.allocate(out.bytes(), st));
-    std::vector<tensor_view> views;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      tensor_view v = view_of(inputs[i]);
-      v.data = dev[i];
-      v.device = s.owner->opt.device;
-      views.push_back(v);
-    }
-    tensor_view o = view_of(out);
-    o.data = dev.back();
-    o.device = s.owner->opt.device;
-    ++s.owner->api.program_runs;
-    s.gpu->run(views, o, st, true);
-    gpu.download(out.data(), dev.back(), out.bytes(), st);
-  } catch (...) {
-    for (void* d : dev) gpu.deallocate(d, st);
-    throw;
-  }
-  for (void* d : dev) gpu.deallocate(d, st);
+  const std::vector<tensor_view> views = staging.upload(inputs);
+  const tensor_view o = staging.output_for(out);
+  ++s.owner->api.program_runs;
+  s.gpu->run(views, o, staging.stream(), true);
+  staging.download(out, o.data);
   return out;
 }
 
@@ -439,27 +467,11 @@ host_tensor context::contract(const problem& p, std::span<const host_tensor> inp
     return cpu::contract(p, inputs);
   }
   const std::lock_guard<std::recursive_mutex> g(s.lock);
-  detail::gpu_backend& gpu = *s.gpu;
-  const stream_handle st = gpu.own_stream();
-  std::vector<void*> dev;
+  device_staging staging(*s.gpu, s.opt.device);
   host_tensor out(p.type, p.net.shape_of(p.net.output));
-  try {
-    std::vector<tensor_view> views = views_of(inputs);
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      dev.push_back(gpu.allocate(inputs[i].bytes(), st));
-      gpu.upload(dev.back(), inputs[i].data(), inputs[i].bytes(), st);
-      views[i].data = dev.back();
-      views[i].device = s.opt.device;
-    }
-    ++s.api.eager_calls;
-    void* r = gpu.contract(p, views, nullptr, st);
-    dev.push_back(r);
-    gpu.download(out.data(), r, out.bytes(), st);
-  } catch (...) {
-    for (void* d : dev) gpu.deallocate(d, st);
-    throw;
-  }
-  for (void* d : dev) gpu.deallocate(d, st);
+  const std::vector<tensor_view> views = staging.upload(inputs);
+  ++s.api.eager_calls;
+  staging.download(out, staging.hold(s.gpu->contract(p, views, nullptr, staging.stream())));
   return out;
 }
 
@@ -511,11 +523,11 @@ cost_report times(cost_report c, std::int64_t n) {
 }  // namespace
 
 // What a host-tensor run allocates beside the program: on a GPU, the result and a copy of every
-// input from the pool (256-byte blocks); on the CPU, the result. Nothing when not counted (runs on
+// input from the pool (caching_pool::block_bytes each); on the CPU, the result. Nothing when not counted (runs on
 // the caller's views).
 static std::size_t host_copies_bytes(const problem& p, bool counted, bool on_gpu) {
   if (!counted) return 0;
-  auto block = [](std::size_t b) { return (std::max<std::size_t>(b, 1) + 255) / 256 * 256; };
+  auto block = device::caching_pool::block_bytes;
   std::size_t sum = block(static_cast<std::size_t>(element_count(p.net.shape_of(p.net.output))) * size_of(p.type));
   if (!on_gpu) return sum;
   for (const auto& in : p.net.inputs) sum += block(static_cast<std::size_t>(element_count(p.net.shape_of(in))) * size_of(p.type));
@@ -576,7 +588,7 @@ slice_report context::plan_sliced(const problem& p, const slice_request& request
   if (request.parallel < 0) throw usage_error("slice_request::parallel must not be negative");
   if (s.gpu && r.plan.slices > 1) {
     const std::size_t one = r.predicted_bytes - reserve;
-    const std::size_t partial = (std::max<std::size_t>(r.result_bytes, 1) + 255) / 256 * 256;
+    const std::size_t partial = device::caching_pool::block_bytes(r.result_bytes);
     std::int64_t k = std::min<std::int64_t>(request.parallel > 0 ? request.parallel : 4, r.plan.slices);
     while (k > 1 && static_cast<double>(k) * static_cast<double>(one) + static_cast<double>(k - 1) * static_cast<double>(partial) +
                             static_cast<double>(reserve) > static_cast<double>(limit))
@@ -635,9 +647,7 @@ void sliced_program::run(std::span<const tensor_view> inputs, const tensor_view&
   const std::lock_guard<std::recursive_mutex> g(s.owner->lock);
   ++s.owner->api.program_runs;
   if (!s.gpu) {
-    std::vector<host_tensor> host;
-    for (const tensor_view& v : inputs) host.push_back(host_copy(v));
-    write_host(cpu::contract_sliced(s.prob, host, s.report.plan.labels, {}, first, count), output);
+    write_host(cpu::contract_sliced(s.prob, host_copies(inputs), s.report.plan.labels, {}, first, count), output);
     return;
   }
   s.gpu->run(inputs, output, stream, first, count, true);
@@ -653,46 +663,25 @@ host_tensor sliced_program::run(std::span<const host_tensor> inputs, const slice
     return cpu::contract_sliced(s.prob, inputs, s.report.plan.labels, progress, first, count);
   }
   const std::lock_guard<std::recursive_mutex> g(s.owner->lock);
-  detail::gpu_backend& gpu = *s.owner->gpu;
-  const stream_handle st = gpu.own_stream();
-  std::vector<void*> dev;
+  device_staging staging(*s.owner->gpu, s.owner->opt.device);
   host_tensor out(s.prob.type, s.prob.net.shape_of(s.prob.net.output));
-  try {
-    for (const host_tensor& t : inputs) {
-      dev.push_back(gpu.allocate(t.bytes(), st));
-      gpu.upload(dev.back(), t.data(), t.bytes(), st);
+  const std::vector<tensor_view> views = staging.upload(inputs);
+  const tensor_view o = staging.output_for(out);
+  ++s.owner->api.program_runs;
+  // In chunks of about a hundredth when progress is asked for, the first zeroing the result and
+  // the rest adding to it: progress then follows the device (a wait per chunk).
+  const std::int64_t chunk = progress ? std::max<std::int64_t>(1, count / 100) : std::max<std::int64_t>(count, 1);
+  std::int64_t done = 0;
+  do {
+    const std::int64_t n = std::min(chunk, count - done);
+    s.gpu->run(views, o, staging.stream(), first + done, n, done == 0);
+    done += n;
+    if (progress) {
+      s.owner->gpu->wait(staging.stream());
+      progress(done, count);
     }
-    dev.push_back(gpu.allocate(out.bytes(), st));
-    std::vector<tensor_view> views;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      tensor_view v = view_of(inputs[i]);
-      v.data = dev[i];
-      v.device = s.owner->opt.device;
-      views.push_back(v);
-    }
-    tensor_view o = view_of(out);
-    o.data = dev.back();
-    o.device = s.owner->opt.device;
-    ++s.owner->api.program_runs;
-    // In chunks of about a hundredth when progress is asked for, the first zeroing the result and
-    // the rest adding to it: progress then follows the device (a wait per chunk).
-    const std::int64_t chunk = progress ? std::max<std::int64_t>(1, count / 100) : std::max<std::int64_t>(count, 1);
-    std::int64_t done = 0;
-    do {
-      const std::int64_t n = std::min(chunk, count - done);
-      s.gpu->run(views, o, st, first + done, n, done == 0);
-      done += n;
-      if (progress) {
-        gpu.wait(st);
-        progress(done, count);
-      }
-    } while (done < count);
-    gpu.download(out.data(), o.data, out.bytes(), st);
-  } catch (...) {
-    for (void* d : dev) gpu.deallocate(d, st);
-    throw;
-  }
-  for (void* d : dev) gpu.deallocate(d, st);
+  } while (done < count);
+  staging.download(out, o.data);
   return out;
 }
 

@@ -50,6 +50,19 @@ std::vector<std::int64_t> strides_of(const tensor_view& v) {
   return v.strides.empty() ? row_major_strides(v.shape) : std::vector<std::int64_t>(v.strides.begin(), v.strides.end());
 }
 
+// What a compiled program holds on the device, by kind.
+memory_report memory_of(const compiled_program& prog) {
+  memory_report m;
+  m.arena_bytes = prog.plan().arena_bytes;
+  m.lower_bound_bytes = prog.plan().lower_bound_bytes;
+  m.tensor_bound_bytes = prog.tensor_bound_bytes();
+  m.workspace_bytes = prog.workspace_bytes();
+  m.input_bytes = prog.inputs_bytes();
+  m.scratch_bytes = prog.scratch_bytes();
+  m.total_bytes = prog.device_bytes();
+  return m;
+}
+
 std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
 // The two events of the bridge between a caller's stream and the context's own (see above).
@@ -174,17 +187,7 @@ class cuda_program final : public gpu_program {
     if (!dense_out) copy_result_out(output, st);
   }
 
-  [[nodiscard]] memory_report memory() const override {
-    memory_report m;
-    m.arena_bytes = prog_.plan().arena_bytes;
-    m.lower_bound_bytes = prog_.plan().lower_bound_bytes;
-    m.tensor_bound_bytes = prog_.tensor_bound_bytes();
-    m.workspace_bytes = prog_.workspace_bytes();
-    m.input_bytes = prog_.inputs_bytes();
-    m.scratch_bytes = prog_.scratch_bytes();
-    m.total_bytes = prog_.device_bytes();
-    return m;
-  }
+  [[nodiscard]] memory_report memory() const override { return memory_of(prog_); }
   [[nodiscard]] double compile_ms() const override { return prog_.compile_ms(); }
   [[nodiscard]] std::size_t launches() const override { return prog_.launches(); }
   [[nodiscard]] bool uses_graph() const override { return prog_.uses_graph(); }
@@ -247,7 +250,7 @@ class cuda_sliced final : public gpu_sliced {
  public:
   cuda_sliced(engine& eng, const problem& p, std::span<const label_t> labels, std::size_t reserve, std::size_t limit, int parallel,
               stream_bridge& bridge)
-      : eng_(&eng), out_shape_(p.net.shape_of(p.net.output)), bridge_(&bridge) {
+      : out_shape_(p.net.shape_of(p.net.output)), bridge_(&bridge) {
     result_bytes_ = static_cast<std::size_t>(element_count(out_shape_)) * size_of(p.type);
     for (int k = 0; k < std::max(parallel, 1); ++k) progs_.push_back(std::make_unique<cuda::sliced_program>(eng, p, labels, reserve, limit));
     for (int k = 1; k < parallel; ++k) {
@@ -308,16 +311,11 @@ class cuda_sliced final : public gpu_sliced {
     }
   }
   [[nodiscard]] memory_report memory() const override {
-    const compiled_program& q = progs_[0]->program();
-    memory_report m;
-    m.arena_bytes = q.plan().arena_bytes;
-    m.lower_bound_bytes = q.plan().lower_bound_bytes;
-    m.tensor_bound_bytes = q.tensor_bound_bytes();
-    m.workspace_bytes = q.workspace_bytes();
-    m.input_bytes = q.inputs_bytes();
-    m.scratch_bytes = q.scratch_bytes() + (progs_[0]->device_bytes() - q.device_bytes());
+    memory_report m = memory_of(progs_[0]->program());  // one program's; its slice table counts as scratch
+    m.scratch_bytes += progs_[0]->device_bytes() - progs_[0]->program().device_bytes();
+    m.total_bytes = 0;
     for (const auto& sp : progs_) m.total_bytes += sp->device_bytes();
-    m.total_bytes += partials_.size() * ((std::max<std::size_t>(result_bytes_, 1) + 255) / 256 * 256);
+    m.total_bytes += partials_.size() * device::caching_pool::block_bytes(result_bytes_);
     return m;
   }
   [[nodiscard]] bool uses_graph() const override { return progs_[0]->uses_graph(); }
@@ -331,7 +329,6 @@ class cuda_sliced final : public gpu_sliced {
   };
   using stream_owner = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, stream_deleter>;
 
-  engine* eng_;
   std::vector<std::int64_t> out_shape_;
   std::size_t result_bytes_ = 0;
   stream_bridge* bridge_;

@@ -35,7 +35,7 @@ std::size_t sliced_program::table_bytes_for(const problem& p, std::size_t sliced
   std::size_t words = 2 + 2 * sliced + (n + 1) * 2 + 4;  // header, two input lists, two output lists
   for (const auto& in : p.net.inputs) words += move_words(in.size(), sliced);
   words += 2 * move_words(p.net.output.size(), sliced);
-  return (words * sizeof(std::int64_t) + 255) / 256 * 256;  // what its pool block takes
+  return device::caching_pool::block_bytes(words * sizeof(std::int64_t));  // what its pool block takes
 }
 
 sliced_program::sliced_program(engine& eng, const problem& p, std::span<const label_t> labels, std::size_t result_bytes, std::size_t limit_bytes)

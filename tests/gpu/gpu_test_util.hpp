@@ -60,6 +60,15 @@ inline void check_cuda(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw device_error(std::string("test: ") + what + " failed: " + cudaGetErrorString(e));
 }
 
+/// A non-blocking CUDA stream of the test's own, destroyed with it.
+struct stream_owner {
+  cudaStream_t s = nullptr;
+  stream_owner() { check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  ~stream_owner() { (void)cudaStreamDestroy(s); }
+  stream_owner(const stream_owner&) = delete;
+  stream_owner& operator=(const stream_owner&) = delete;
+};
+
 /// Copies `bytes` host bytes into device memory `dst` on the engine's stream.
 inline void upload_bytes(cuda::engine& eng, void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;

@@ -23,13 +23,7 @@
 namespace tnrt {
 namespace {
 
-struct stream_owner {
-  cudaStream_t s = nullptr;
-  stream_owner() { gputest::check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"); }
-  ~stream_owner() { (void)cudaStreamDestroy(s); }
-  stream_owner(const stream_owner&) = delete;
-  stream_owner& operator=(const stream_owner&) = delete;
-};
+using gputest::stream_owner;
 
 struct placed {
   void* ptr = nullptr;

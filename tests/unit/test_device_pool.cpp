@@ -37,6 +37,11 @@ TEST(device_pool, rounds_to_256_and_aligns) {
   EXPECT_EQ(pool.size_of_block(a), 256u);
   EXPECT_EQ(pool.size_of_block(z), 256u);
   EXPECT_EQ(pool.size_of_block(b), 512u);
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{256}, std::size_t{257}, std::size_t{300}}) {
+    void* c = allocate_checked(pool, rt, n, s0);
+    EXPECT_EQ(pool.size_of_block(c), caching_pool::block_bytes(n)) << n << " bytes";
+    pool.deallocate(c, s0);
+  }
   const auto st = pool.stats();
   EXPECT_EQ(st.bytes_in_use, 1024u);
   EXPECT_EQ(st.driver_allocations, 1u);  // one 2 MiB small segment

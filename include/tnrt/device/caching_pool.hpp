@@ -14,6 +14,7 @@
 //    calls this once the block's event has completed); it is reusable on any stream.
 // Nothing is handed back to the driver while work may still use it: stream-tagged blocks are
 // returned only after their stream is synchronized.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -46,6 +47,11 @@ class caching_pool {
   caching_pool& operator=(const caching_pool&) = delete;
 
   void set_retirement_queue(retirement_queue* queue) noexcept;
+
+  /// The rounding every request gets: at least 1 byte, up to a multiple of 256 (memory predictions
+  /// count blocks with it). A block is that size unless it is the whole of a large segment whose
+  /// rest was too small to split off (then size_of_block reports up to 1 MiB more).
+  [[nodiscard]] static constexpr std::size_t block_bytes(std::size_t bytes) noexcept { return (std::max<std::size_t>(bytes, 1) + 255) / 256 * 256; }
 
   /// At least `bytes` (rounded up to 256), 256-byte aligned, for use on `stream`. bytes == 0 gives a
   /// valid unique pointer too. On a driver failure: drain the retirement queue, release cached
