@@ -47,7 +47,7 @@ constexpr option_spec contract_specs[] = {
     {"tiled", true},
     {"algo", true},        {"fuse-max", true},    {"profile", false},
     {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
-    {"parallel-slices", true}, {"algo-timing", true},
+    {"parallel-slices", true}, {"algo-timing", true}, {"gemm", true},
 };
 
 constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
@@ -79,7 +79,9 @@ execution:
 GPU knobs:
   --plan-cache N  --retire deferred|barrier  --retire-capacity N
   --workspace-cap BYTES (K/M/G)  --no-graph  --jit  --autotune
-  --layout column|follow|row intermediates' layout (default column: the tree's label order, first contiguous)
+  --layout auto|column|follow|row   intermediates' layout (default auto: compiled mode builds the program under
+                             each of the three, times a few replays and keeps the fastest; eager takes
+                             column: the tree's label order, first contiguous)
   --no-fuse                  run every step through cuTENSOR (default: small subtrees in one fused launch)
   --tiled auto|on|off        large x small steps via tnrt's tiled streaming kernel (default auto: compiled
                              mode times it (both layouts) against cuTENSOR per step and keeps the fastest,
@@ -87,6 +89,9 @@ GPU knobs:
   --algo default|patient|gett|tgett|ttgt   cuTENSOR's algorithm choice
   --algo-timing auto|off     compiled: time cuTENSOR's algorithms on every library step and keep the
                              fastest (auto, the default), or take --algo's everywhere (off)
+  --gemm auto|on|off         compiled: a step that is one (strided-batched) GEMM by strides is timed through
+                             cuBLAS too, full precision, and runs there when faster (auto, the default);
+                             on: through cuBLAS wherever it is one GEMM; off: cuTENSOR only
   --fuse-max N               largest operand/result (elements) of an absorbed small step (default 1024)
 slicing (a sum of smaller contractions, each a replay of one compiled program; on when any of these
 is given or the file has "slices"):
@@ -362,10 +367,11 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
       a.int_or("retire-capacity", static_cast<std::int64_t>(o.retirement_capacity), 1, 1 << 20));
   o.workspace_cap = a.bytes_or("workspace-cap", o.workspace_cap);
   o.use_graph = !a.has("no-graph");
-  const std::string layout = a.choice_or("layout", "column", {"follow", "column", "row"});
-  o.intermediate_layout = layout == "follow"   ? layout_policy::follow
-                          : layout == "column" ? layout_policy::column_major
-                                               : layout_policy::row_major;
+  const std::string layout = a.choice_or("layout", "auto", {"auto", "follow", "column", "row"});
+  o.time_layouts = layout == "auto";
+  o.intermediate_layout = layout == "follow" ? layout_policy::follow
+                          : layout == "row"  ? layout_policy::row_major
+                                             : layout_policy::column_major;
   o.fuse_small_steps = !a.has("no-fuse");
   const std::string ti = a.choice_or("tiled", "auto", {"auto", "on", "off"});
   o.tiled_kernel = ti == "on"    ? kernel_choice::always
@@ -377,6 +383,8 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.algo = algo == "patient" ? -6 : algo == "gett" ? -4 : algo == "tgett" ? -3 : algo == "ttgt" ? -2 : -1;
   o.autotune = a.has("autotune");
   o.library_algos = a.choice_or("algo-timing", "auto", {"auto", "off"}) == "auto" ? kernel_choice::automatic : kernel_choice::never;
+  const std::string gemm = a.choice_or("gemm", "auto", {"auto", "on", "off"});
+  o.gemm_lowering = gemm == "on" ? kernel_choice::always : gemm == "off" ? kernel_choice::never : kernel_choice::automatic;
   return o;
 }
 
@@ -509,13 +517,25 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
   j["plan_lower_bound_bytes"] = r.plan_lower_bound_bytes;
   j["plan_arena_bytes"] = r.plan_arena_bytes;
   j["plan_tensor_bound_bytes"] = r.plan_tensor_bound_bytes;
+  if (opt.mode == cuda::exec_mode::compiled) {
+    nlohmann::json kernels = nlohmann::json::object();
+    for (const auto& [name, n] : r.kernel_counts) kernels[name] = n;
+    j["kernels"] = kernels;
+    j["algos_changed"] = r.algos_changed;
+    j["gemm_candidates"] = r.gemm_candidates;
+    j["layout"] = r.layout;
+    nlohmann::json lt = nlohmann::json::object();
+    for (const auto& [name, ms] : r.layout_times) lt[name] = ms;
+    j["layout_times_ms"] = lt;
+  }
   j["syncs_inside_calls"] = r.syncs_inside_calls;
   j["options"] = {{"plan_cache_entries", opt.plan_cache_entries},
                   {"retire", opt.retire == device::retire_mode::deferred ? "deferred" : "barrier"},
                   {"retirement_capacity", opt.retirement_capacity},
                   {"workspace_cap", opt.workspace_cap},
                   {"use_graph", opt.use_graph},
-                  {"layout", opt.intermediate_layout == layout_policy::follow         ? "follow"
+                  {"layout", opt.time_layouts                                         ? "auto"
+                             : opt.intermediate_layout == layout_policy::follow         ? "follow"
                              : opt.intermediate_layout == layout_policy::column_major ? "column"
                                                                                       : "row"},
                   {"fuse_small_steps", opt.fuse_small_steps},
@@ -526,6 +546,9 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"jit", opt.jit},
                   {"algo", opt.algo},
                   {"algo_timing", opt.library_algos == kernel_choice::automatic},
+                  {"gemm", opt.gemm_lowering == kernel_choice::always  ? "on"
+                           : opt.gemm_lowering == kernel_choice::never ? "off"
+                                                                       : "auto"},
                   {"autotune", opt.autotune}};
   j["counters"] = {
       {"plan_cache",
@@ -584,6 +607,19 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
     std::snprintf(line, sizeof line, "compile: %.3f ms (memory plan: arena %s, lower bound %s with step workspaces, %s tensors alone)", r.compile_ms,
                   format_bytes(static_cast<double>(r.plan_arena_bytes)).c_str(), format_bytes(static_cast<double>(r.plan_lower_bound_bytes)).c_str(),
                   format_bytes(static_cast<double>(r.plan_tensor_bound_bytes)).c_str());
+    add();
+    std::string kinds;
+    for (const auto& [name, n] : r.kernel_counts) kinds += (kinds.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+    std::snprintf(line, sizeof line, "kernels: %s; %d steps on a timed cuTENSOR algorithm, %d of one GEMM form", kinds.c_str(), r.algos_changed,
+                  r.gemm_candidates);
+    add();
+    std::string timed;
+    for (const auto& [name, ms] : r.layout_times) {
+      char t[64];
+      std::snprintf(t, sizeof t, "%s%s %.3f ms", timed.empty() ? "" : ", ", name.c_str(), ms);
+      timed += t;
+    }
+    std::snprintf(line, sizeof line, "layout: %s%s%s%s", r.layout.c_str(), timed.empty() ? "" : " (timed: ", timed.c_str(), timed.empty() ? "" : ")");
     add();
   }
   if (!r.enqueue_ms.empty()) {
@@ -769,6 +805,7 @@ int run_contract(std::span<char* const> argv) {
 #else
   (void)a.int_or("plan-cache", 0, 0, 1 << 24);
   (void)a.choice_or("algo-timing", "auto", {"auto", "off"});
+  (void)a.choice_or("gemm", "auto", {"auto", "on", "off"});
   (void)a.choice_or("retire", "deferred", {"deferred", "barrier"});
   (void)a.int_or("retire-capacity", 1, 1, 1 << 20);
   (void)a.bytes_or("workspace-cap", 0);

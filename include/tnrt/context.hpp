@@ -146,6 +146,16 @@ class program {
   /// Steps the tiled kernel runs, and those compiled `automatic` timing gave back to cuTENSOR.
   [[nodiscard]] int tiled_chosen() const;
   [[nodiscard]] int tiled_rejected() const;
+  /// Library steps whose timed cuTENSOR algorithm replaced the default heuristic's plan.
+  [[nodiscard]] int algos_changed() const;
+  /// Library steps that are one strided-batched GEMM, and those that run through cuBLAS
+  /// (options::gemm_lowering).
+  [[nodiscard]] int gemm_candidates() const;
+  [[nodiscard]] int gemm_chosen() const;
+  /// The intermediate layout the program runs under ("column", "row" or "follow"; "" on the CPU),
+  /// and each layout compile timed (options::time_layouts) with its replay's milliseconds.
+  [[nodiscard]] std::string layout() const;
+  [[nodiscard]] std::vector<std::pair<std::string, double>> layout_times() const;
   /// Diagnostic: replays once with a timing event between ops (blocking). Each op's milliseconds.
   [[nodiscard]] std::vector<float> profile_ops();
   /// The problem it was compiled from.

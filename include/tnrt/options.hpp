@@ -38,6 +38,11 @@ struct options {
   /// memory order, column-major (the default) or row-major in the tree's label order. The result
   /// handed back is row-major unless the caller's output view says otherwise.
   layout_policy intermediate_layout = layout_policy::column_major;
+  /// Compiled: build the program under each intermediate layout (intermediate_layout first, then
+  /// the other two), time a few replays of each and keep the fastest (a candidate replaces the kept
+  /// one when at least 3% faster; one that does not fit beside it is skipped). Off: the
+  /// intermediate_layout alone. Eager and sliced programs always take intermediate_layout.
+  bool time_layouts = true;
   /// Run subtrees of small steps (every operand and result at most fuse_max_elements) in one
   /// fused launch instead of one library call each.
   bool fuse_small_steps = true;
@@ -49,6 +54,11 @@ struct options {
   /// step and keep the fastest whose workspace fits the step's place in the arena (`automatic`, the
   /// default); `never`: the one `algo` says.
   kernel_choice library_algos = kernel_choice::automatic;
+  /// Compiled: a library step that is one (strided-batched) GEMM by strides alone
+  /// (src/core/gemm_lowering.hpp) is also timed through cuBLAS (full precision, TF32 never on) and
+  /// runs there when that is faster (`automatic`, the default); `always`: through cuBLAS wherever it
+  /// is one GEMM (tests); `never`: cuTENSOR only. Without cuBLAS on the machine, cuTENSOR only.
+  kernel_choice gemm_lowering = kernel_choice::automatic;
   /// The device memory a compiled or sliced program may hold (arena, workspaces, its copies of the
   /// inputs, scratch, and a sliced program's table and result): memory_limit_bytes when not 0, else
   /// memory_limit_fraction of the free device memory (plus what the pool caches) at compile time,

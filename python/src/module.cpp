@@ -320,6 +320,15 @@ nb::object contract_host_impl(const tnrt::problem& p, const std::vector<nb::ndar
 /// One context: the CPU engine (device -1) or a GPU. Calls from several Python threads are fine:
 /// the C++ context serializes them on its own lock (with the GIL released).
 class py_context {
+  /// "never" | "always" | "automatic" (a typed error for anything else).
+  static tnrt::kernel_choice choice_of(const std::string& key, nb::handle v) {
+    const auto s = nb::cast<std::string>(v);
+    if (s == "never") return tnrt::kernel_choice::never;
+    if (s == "always") return tnrt::kernel_choice::always;
+    if (s == "automatic") return tnrt::kernel_choice::automatic;
+    throw tnrt::usage_error("option '" + key + "' is 'never', 'always' or 'automatic', not '" + s + "'");
+  }
+
  public:
   py_context(int device, const nb::dict& kw) {
     opt_.device = device;
@@ -333,10 +342,11 @@ class py_context {
       else if (key == "use_graph") opt_.use_graph = nb::cast<bool>(v);
       else if (key == "fuse_small_steps") opt_.fuse_small_steps = nb::cast<bool>(v);
       else if (key == "fuse_max_elements") opt_.fuse_max_elements = nb::cast<std::int64_t>(v);
-      else if (key == "tiled_kernel") {
-        const auto s = nb::cast<std::string>(v);
-        opt_.tiled_kernel = s == "never" ? tnrt::kernel_choice::never : s == "always" ? tnrt::kernel_choice::always : tnrt::kernel_choice::automatic;
-      } else {
+      else if (key == "tiled_kernel") opt_.tiled_kernel = choice_of(key, v);
+      else if (key == "algo_timing") opt_.library_algos = choice_of(key, v);
+      else if (key == "gemm") opt_.gemm_lowering = choice_of(key, v);
+      else if (key == "time_layouts") opt_.time_layouts = nb::cast<bool>(v);
+      else {
         throw tnrt::usage_error("unknown option '" + key + "'");
       }
     }
@@ -452,6 +462,13 @@ class py_program {
     d["graph_note"] = prog_.graph_note();
     d["tiled_chosen"] = prog_.tiled_chosen();
     d["tiled_rejected"] = prog_.tiled_rejected();
+    d["algos_changed"] = prog_.algos_changed();
+    d["gemm_candidates"] = prog_.gemm_candidates();
+    d["gemm_chosen"] = prog_.gemm_chosen();
+    d["layout"] = prog_.layout();
+    nb::dict lt;
+    for (const auto& [name, ms] : prog_.layout_times()) lt[name.c_str()] = ms;
+    d["layout_times_ms"] = lt;
     return d;
   }
 

@@ -6,6 +6,13 @@ set -uo pipefail
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 bash .gpu-host/unpack.sh | tail -1
 export LD_LIBRARY_PATH=/opt/tnrt-deps/lib:${LD_LIBRARY_PATH:-}
+# cuBLAS (compiled programs time GEMM-shaped steps through it): the host's Python wheels hold it.
+if [[ -z ${TNRT_CUBLAS_PATH:-} ]]; then
+  TNRT_CUBLAS_PATH=$(python3 -c "import site,glob;print(next(iter(sorted(p for d in site.getsitepackages() for p in glob.glob(d+'/nvidia/**/libcublas.so.13', recursive=True))),''))" 2>/dev/null)
+  [[ -n $TNRT_CUBLAS_PATH ]] || TNRT_CUBLAS_PATH=$(ls /usr/local/cuda/lib64/libcublas.so.13 2>/dev/null)
+  export TNRT_CUBLAS_PATH
+fi
+echo "cuBLAS: ${TNRT_CUBLAS_PATH:-none found}"
 bin=/tmp/tnrt-bin
 if [[ -f .gpu-bin/bin.tar.xz ]]; then mkdir -p $bin && tar -xJf .gpu-bin/bin.tar.xz -C $bin; fi
 export TNRT_CUPTI_DIR=$bin  # pack-bin.sh bundles libcupti.so.13 there (--profile, test_cuda_profiler)
@@ -82,6 +89,45 @@ for p in suite["problems"]:
         t = [l for l in r.stdout.splitlines() if l.startswith("time:") or l.startswith("result:")]
         row.append(v + ": " + (" | ".join(t) if r.returncode == 0 else "rc %d %s" % (r.returncode, r.stderr.strip()[:200])))
     print("  ".join(row), flush=True)
+PY
+            ;;
+    gemm)   # compiled with cuBLAS's GEMM lowering timed (auto), off, and under other intermediate
+            # layouts, on the families suite's networks (their constant fills): GEMM_PROBLEMS globs
+            # (default every constant-fill network), GEMM_VARIANTS (';'-separated option sets)
+            python3 - "$bin/tnrt" ${GEMM_PROBLEMS:-'*'} <<'PY'
+import fnmatch, json, os, subprocess, sys
+tnrt, globs = sys.argv[1], sys.argv[2:]
+variants = os.environ.get("GEMM_VARIANTS", "--gemm off;--gemm auto;--gemm auto --layout row;--gemm auto --layout follow").split(";")
+suite = json.load(open("bench/suites/families.json"))
+for p in suite["problems"]:
+    if p["fill"]["kind"] != "constant" or not any(fnmatch.fnmatch(p["name"], g) for g in globs):
+        continue
+    print(p["name"], flush=True)
+    for v in variants:
+        cmd = [tnrt, "contract", p["file"], "--device", "cuda", "--mode", "compiled", "--dtype", p["dtype"], "--fill", repr(p["fill"]["value"]),
+               "--warmup", "2", "--repeat", "10"] + v.split()
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        t = [l for l in r.stdout.splitlines() if l.startswith(("time:", "result:", "kernels:"))]
+        print("  %-32s " % v + (" | ".join(t) if r.returncode == 0 else "rc %d %s" % (r.returncode, r.stderr.strip()[:200])), flush=True)
+PY
+            ;;
+    eagerdiag) # eager and compiled under tnrt's kernel switches, on the networks where eager trails
+            # torch eager (EAGER_PROBLEMS globs)
+            python3 - "$bin/tnrt" ${EAGER_PROBLEMS:-'regular3-n160' 'hyper-n100*' 'lattice-7x7*' 'lm-sliding-d2*' 'chain-n8*'} <<'PY'
+import fnmatch, json, subprocess, sys
+tnrt, globs = sys.argv[1], sys.argv[2:]
+suite = json.load(open("bench/suites/families.json"))
+variants = ["--mode eager", "--mode eager --tiled off", "--mode eager --layout row", "--mode eager --layout follow", "--mode eager --no-fuse",
+            "--mode compiled", "--mode compiled --tiled off"]
+for p in suite["problems"]:
+    if p["fill"]["kind"] != "constant" or not any(fnmatch.fnmatch(p["name"], g) for g in globs):
+        continue
+    print(p["name"], flush=True)
+    for v in variants:
+        cmd = [tnrt, "contract", p["file"], "--device", "cuda", "--dtype", p["dtype"], "--fill", repr(p["fill"]["value"]), "--warmup", "2", "--repeat", "10"] + v.split()
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        t = [l for l in r.stdout.splitlines() if l.startswith(("time:", "layout:"))]
+        print("  %-28s " % v + (" | ".join(t) if r.returncode == 0 else "rc %d %s" % (r.returncode, r.stderr.strip()[:200])), flush=True)
 PY
             ;;
     apidbg) # an unstripped test_cuda_api (.gpu-dbg/test_cuda_api.xz): each test alone, then a backtrace

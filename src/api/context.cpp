@@ -388,6 +388,13 @@ std::vector<int> program::op_steps() const { return state_of(state_).gpu ? state
 std::vector<std::string> program::op_kernels() const { return state_of(state_).gpu ? state_->gpu->op_kernels() : std::vector<std::string>{}; }
 int program::tiled_chosen() const { return state_of(state_).gpu ? state_->gpu->tiled_chosen() : 0; }
 int program::tiled_rejected() const { return state_of(state_).gpu ? state_->gpu->tiled_rejected() : 0; }
+int program::algos_changed() const { return state_of(state_).gpu ? state_->gpu->algos_changed() : 0; }
+int program::gemm_candidates() const { return state_of(state_).gpu ? state_->gpu->gemm_candidates() : 0; }
+int program::gemm_chosen() const { return state_of(state_).gpu ? state_->gpu->gemm_chosen() : 0; }
+std::string program::layout() const { return state_of(state_).gpu ? state_->gpu->layout() : std::string(); }
+std::vector<std::pair<std::string, double>> program::layout_times() const {
+  return state_of(state_).gpu ? state_->gpu->layout_times() : std::vector<std::pair<std::string, double>>{};
+}
 std::vector<float> program::profile_ops() {
   detail::program_state& s = state_of(state_);
   if (!s.gpu) throw not_supported("profile_ops needs a GPU program");

@@ -28,6 +28,11 @@ class gpu_program {
   [[nodiscard]] virtual std::vector<std::string> op_kernels() const = 0;
   [[nodiscard]] virtual int tiled_chosen() const = 0;
   [[nodiscard]] virtual int tiled_rejected() const = 0;
+  [[nodiscard]] virtual int algos_changed() const = 0;
+  [[nodiscard]] virtual int gemm_candidates() const = 0;
+  [[nodiscard]] virtual int gemm_chosen() const = 0;
+  [[nodiscard]] virtual std::string layout() const = 0;
+  [[nodiscard]] virtual std::vector<std::pair<std::string, double>> layout_times() const = 0;
   virtual std::vector<float> profile_ops() = 0;
 };
 

@@ -23,8 +23,10 @@ std::string gib(std::size_t b) {
 std::size_t aligned(std::size_t bytes) { return (bytes + arena_alignment - 1) / arena_alignment * arena_alignment; }
 }  // namespace
 
-compiled_program::compiled_program(engine& eng, const problem& p, std::size_t reserve_bytes, std::size_t limit_bytes)
-    : eng_(&eng), type_(p.type), last_stream_(eng.stream()) {
+compiled_program::compiled_program(engine& eng, const problem& p, std::size_t reserve_bytes, std::size_t limit_bytes,
+                                   const layout_policy* layout_override)
+    : eng_(&eng), opt_(eng.opts()), type_(p.type), last_stream_(eng.stream()) {
+  if (layout_override != nullptr) opt_.intermediate_layout = *layout_override;
   const auto t0 = std::chrono::steady_clock::now();
   cudaEvent_t ev = nullptr;
   TNRT_CUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
@@ -34,17 +36,74 @@ compiled_program::compiled_program(engine& eng, const problem& p, std::size_t re
   admit(reserve_bytes, limit_bytes);
   allocate();
   build_ops(p, choices, lay);
-  if (tiled_choice_automatic_ || eng.opts().library_algos == kernel_choice::automatic) choose_kernels_by_timing(p, choices);
-  if (eng.opts().use_graph) capture();
+  if (tiled_choice_automatic_ || opt_.library_algos == kernel_choice::automatic || (gemm_candidates_ > 0 && opt_.gemm_lowering == kernel_choice::automatic))
+    choose_kernels_by_timing(p, choices);
+  if (opt_.use_graph) capture();
   compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-compiled_program::compiled_program(engine& eng, const problem& p, plan_only) : eng_(&eng), type_(p.type), last_stream_(eng.stream()) {
+compiled_program::compiled_program(engine& eng, const problem& p, plan_only)
+    : eng_(&eng), opt_(eng.opts()), type_(p.type), last_stream_(eng.stream()) {
   const step_choices choices = choose_steps(p);
   (void)plan_buffers(p, choices);
 }
 
 compiled_program::~compiled_program() = default;
+
+namespace {
+// The median of five replays after two warm-ups, on the engine's stream (compile time: it waits).
+float time_replays(compiled_program& prog, cudaStream_t st) {
+  cudaEvent_t raw0 = nullptr, raw1 = nullptr;
+  TNRT_CUDA(cudaEventCreate(&raw0));
+  const event_owner e0(raw0);
+  TNRT_CUDA(cudaEventCreate(&raw1));
+  const event_owner e1(raw1);
+  std::vector<float> ms;
+  for (int rep = 0; rep < 7; ++rep) {
+    TNRT_CUDA(cudaEventRecord(e0.get(), st));
+    prog.run(st);
+    TNRT_CUDA(cudaEventRecord(e1.get(), st));
+    TNRT_CUDA(cudaEventSynchronize(e1.get()));
+    float t = 0;
+    TNRT_CUDA(cudaEventElapsedTime(&t, e0.get(), e1.get()));
+    if (rep >= 2) ms.push_back(t);
+  }
+  std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
+  return ms[ms.size() / 2];
+}
+}  // namespace
+
+// Each layout gives other lowered forms, kernels and memory plans (row-major intermediates suit
+// MPS/MPO chains and batched einsums, column-major the reference tree): measured, not guessed.
+// The inputs' contents do not matter to the speed; the buffers are the program's own.
+std::unique_ptr<compiled_program> compiled_program::build(engine& eng, const problem& p) {
+  if (!eng.opts().time_layouts || p.tree.steps.size() < 2) return std::make_unique<compiled_program>(eng, p);
+  const auto t0 = std::chrono::steady_clock::now();
+  const layout_policy first = eng.opts().intermediate_layout;
+  std::vector<layout_policy> order{first};
+  for (layout_policy l : {layout_policy::column_major, layout_policy::row_major, layout_policy::follow})
+    if (l != first) order.push_back(l);
+  std::unique_ptr<compiled_program> best = std::make_unique<compiled_program>(eng, p, 0, 0, &order[0]);
+  std::vector<std::pair<layout_policy, float>> times{{order[0], time_replays(*best, eng.stream())}};
+  float best_ms = times[0].second;
+  for (std::size_t i = 1; i < order.size(); ++i) {
+    std::unique_ptr<compiled_program> cand;
+    try {
+      cand = std::make_unique<compiled_program>(eng, p, 0, 0, &order[i]);
+    } catch (const out_of_memory&) {
+      continue;  // does not fit beside the kept one
+    }
+    const float t = time_replays(*cand, eng.stream());
+    times.emplace_back(order[i], t);
+    if (t < best_ms * 0.97F) {
+      best_ms = t;
+      best = std::move(cand);
+    }
+  }
+  best->layout_times_ = std::move(times);
+  best->compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();  // every candidate's
+  return best;
+}
 
 std::size_t compiled_program::predict_bytes(engine& eng, const problem& p) {
   const compiled_program plan(eng, p, plan_only{});
@@ -69,9 +128,9 @@ bool compiled_program::memory_budget(engine& eng, std::size_t* limit_bytes, std:
 compiled_program::step_choices compiled_program::choose_steps(const problem& p) {
   const std::size_t steps = p.tree.steps.size();
   step_choices c;
-  c.plan = plan_steps(p, eng_->opts());
+  c.plan = plan_steps(p, opt_);
   fusion_ = c.plan.fusion;
-  tiled_choice_automatic_ = eng_->opts().tiled_kernel == kernel_choice::automatic;
+  tiled_choice_automatic_ = opt_.tiled_kernel == kernel_choice::automatic;
   plans_.assign(steps, nullptr);
   for (int kk : fusion_.library_steps) {
     const auto k = static_cast<std::size_t>(kk);
@@ -159,7 +218,7 @@ void compiled_program::admit(std::size_t reserve_bytes, std::size_t limit_bytes)
   if (limit_bytes != 0) limit = std::min(limit_bytes, available);
   const std::size_t need = device_bytes() + reserve_bytes;
   if (need <= limit) return;
-  const options& o = eng_->opts();
+  const options& o = opt_;
   char share[48];
   std::snprintf(share, sizeof share, "%.0f%% of the %s free", 100.0 * o.memory_limit_fraction, gib(available).c_str());
   throw out_of_memory("the network needs " + gib(need) + " on the device (arena with workspaces " + gib(mplan_.arena_bytes) + ", inputs " +
@@ -244,13 +303,25 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
       bind_tiled(o.tiled_rec, o.a, o.b, o.d);
       o.tiled = true;
       if (tiled_choice_automatic_) {  // the other plans, timed too
-        o.tiled_alts = tiled_alternatives(c.plan.lowered[k], elem, tiled_limits_of(eng_->opts()), o.tiled_rec);
+        o.tiled_alts = tiled_alternatives(c.plan.lowered[k], elem, tiled_limits_of(opt_), o.tiled_rec);
         for (tiled_record& alt : o.tiled_alts) bind_tiled(alt, o.a, o.b, o.d);
       } else {
         ++tiled_chosen_;
       }
     }
     o.step = kk;
+    // The step as one GEMM (cuBLAS), when it is one: timed against the plan, or taken (`always`).
+    if (opt_.gemm_lowering != kernel_choice::never && o.plan && c.plan.lowered[k].kind == lowered_kind::contraction) {
+      o.gemm = lower_to_gemm(c.plan.lowered[k]);
+      if (o.gemm && eng_->blas() == nullptr) o.gemm.reset();
+      if (o.gemm) {
+        ++gemm_candidates_;
+        if (opt_.gemm_lowering == kernel_choice::always && !o.tiled) {
+          o.use_gemm = true;
+          ++gemm_chosen_;
+        }
+      }
+    }
     ops_.push_back(std::move(o));
     op_steps_.push_back(kk);
   }
@@ -350,7 +421,7 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
   cudaStream_t st = eng_->stream();
   auto time_op = [&](const op& o) {
     float best = 1e30F;
-    for (int rep = 0; rep < 3; ++rep) {  // the first run warms caches and loads the module
+    for (int rep = 0; rep < 5; ++rep) {  // the first run warms caches and loads the module
       TNRT_CUDA(cudaEventRecord(e0.get(), st));
       enqueue_op(o, st);
       TNRT_CUDA(cudaEventRecord(e1.get(), st));
@@ -361,36 +432,6 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
     }
     return best;
   };
-  // cuTENSOR's algorithms on each library step: the fastest plan whose workspace fits where the
-  // memory plan put the step's workspace (a larger one would overlap other buffers).
-  if (eng_->opts().library_algos == kernel_choice::automatic) {
-    for (op& o : ops_) {
-      if (!o.plan || o.tiled || o.step < 0) continue;
-      const lowered_step& low = c.plan.lowered[static_cast<std::size_t>(o.step)];
-      if (low.kind != lowered_kind::contraction) continue;
-      float best = time_op(o);
-      std::shared_ptr<device::library_plan> keep = o.plan;
-      const std::shared_ptr<device::library_plan> original = o.plan;
-      for (int algo : {-4, -3, -2}) {  // GETT, TGETT, TTGT
-        if (algo == eng_->opts().algo) continue;
-        std::shared_ptr<device::library_plan> alt;
-        try {
-          alt = eng_->plan_with_algo(low, p.type, algo);
-        } catch (const error&) {
-          continue;  // not supported for this step
-        }
-        if (alt->workspace_bytes() > o.workspace_bytes) continue;
-        o.plan = alt;
-        const float t = time_op(o);
-        if (t < best * 0.97F) {
-          best = t;
-          keep = alt;
-        }
-      }
-      o.plan = keep;
-      if (keep != original) ++algos_changed_;
-    }
-  }
   for (op& o : ops_) {
     if (!o.tiled || !o.plan) continue;
     float with_kernel = time_op(o);
@@ -408,6 +449,54 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
     o.tiled = with_kernel < with_library;
     (o.tiled ? tiled_chosen_ : tiled_rejected_) += 1;
   }
+
+  // Then each library step (those the tiled kernel did not win included): cuTENSOR's algorithms,
+  // the fastest plan whose workspace fits where the memory plan put the step's workspace (a larger
+  // one would overlap other buffers), and the step as one cuBLAS GEMM, which runs in the same
+  // workspace. A candidate replaces the kept one only when at least 3% faster.
+  const bool time_algos = opt_.library_algos == kernel_choice::automatic;
+  const bool time_gemm = opt_.gemm_lowering == kernel_choice::automatic;
+  for (op& o : ops_) {
+    if (!o.plan || o.tiled || o.use_gemm || o.step < 0) continue;  // use_gemm here: `always`
+    const lowered_step& low = c.plan.lowered[static_cast<std::size_t>(o.step)];
+    if (low.kind != lowered_kind::contraction) continue;
+    const bool gemm = time_gemm && o.gemm.has_value();
+    if (!time_algos && !gemm) continue;
+    float best = time_op(o);
+    if (time_algos) {
+      std::shared_ptr<device::library_plan> keep = o.plan;
+      const std::shared_ptr<device::library_plan> original = o.plan;
+      for (int algo : {-4, -3, -2}) {  // GETT, TGETT, TTGT
+        if (algo == opt_.algo) continue;
+        std::shared_ptr<device::library_plan> alt;
+        try {
+          alt = eng_->plan_with_algo(low, p.type, algo);
+        } catch (const error&) {
+          continue;  // not supported for this step
+        }
+        if (alt->workspace_bytes() > o.workspace_bytes) continue;
+        o.plan = alt;
+        const float t = time_op(o);
+        if (t < best * 0.97F) {
+          best = t;
+          keep = alt;
+        }
+      }
+      o.plan = keep;
+      if (keep != original) ++algos_changed_;
+    }
+    if (gemm) {
+      o.use_gemm = true;
+      float t = 1e30F;
+      try {
+        t = time_op(o);
+      } catch (const error&) {
+        (void)cudaGetLastError();  // cuBLAS refused this one: the plan stays
+      }
+      o.use_gemm = t < best * 0.97F;
+      if (o.use_gemm) ++gemm_chosen_;
+    }
+  }
 }
 
 // The one switch over what an op runs.
@@ -416,6 +505,8 @@ void compiled_program::enqueue_op(const op& o, cudaStream_t stream) {
     launch_small_steps(type_, o.fused_records, o.fused_begin, o.fused_subtrees, stream);
   } else if (o.tiled) {
     launch_tiled(type_, o.tiled_rec, stream);
+  } else if (o.use_gemm) {
+    eng_->blas()->gemm(*o.gemm, type_, o.a, o.b, o.d, o.workspace, o.workspace_bytes, stream);
   } else if (!o.plan) {
     TNRT_CUDA(cudaMemcpyAsync(o.d, o.a, o.bytes, cudaMemcpyDeviceToDevice, stream));
   } else {
@@ -439,7 +530,7 @@ std::vector<std::string> compiled_program::op_kernels() const {
       s += r.vec_kind == tiled_run_values ? " runs-values" : r.vec_kind == tiled_run_coefs ? " runs-coefs" : r.reuse != 0 ? " reuse" : "";
       out.push_back(s);
     } else {
-      out.emplace_back(o.plan ? "library" : "copy");
+      out.emplace_back(o.use_gemm ? "cublas" : o.plan ? "library" : "copy");
     }
   }
   return out;

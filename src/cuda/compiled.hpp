@@ -7,12 +7,15 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/fusion.hpp"
+#include "core/gemm_lowering.hpp"
 #include "core/step_plan.hpp"
 #include "core/tiled.hpp"
 #include "cuda/engine.hpp"
@@ -44,8 +47,17 @@ class compiled_program {
   /// `reserve_bytes`: device memory the caller will hold beside the program (a sliced program's
   /// table and result), counted by the admission against the memory limit too.
   /// `limit_bytes` (not 0) replaces the options' memory limit (never above what is free).
-  compiled_program(engine& eng, const problem& p, std::size_t reserve_bytes = 0, std::size_t limit_bytes = 0);
+  /// `layout_override` (not null) replaces the options' intermediate layout.
+  compiled_program(engine& eng, const problem& p, std::size_t reserve_bytes = 0, std::size_t limit_bytes = 0,
+                   const layout_policy* layout_override = nullptr);
   ~compiled_program();
+  /// The program for p under each intermediate layout when the options say time_layouts (the
+  /// fastest of a few replays each, at most two programs held at once), else the plain constructor's.
+  static std::unique_ptr<compiled_program> build(engine& eng, const problem& p);
+  /// The intermediate layout it was compiled under, and each layout build() timed with its
+  /// milliseconds (empty when it timed none).
+  [[nodiscard]] layout_policy intermediate_layout() const noexcept { return opt_.intermediate_layout; }
+  [[nodiscard]] const std::vector<std::pair<layout_policy, float>>& layout_times() const noexcept { return layout_times_; }
   /// The device bytes the program for p would hold (device_bytes()), from its plans and memory plan
   /// alone: nothing allocated, nothing launched (the plans stay in the engine's plan cache).
   static std::size_t predict_bytes(engine& eng, const problem& p);
@@ -99,6 +111,10 @@ class compiled_program {
   [[nodiscard]] int tiled_rejected() const noexcept { return tiled_rejected_; }
   /// Library steps whose timed cuTENSOR algorithm replaced the default heuristic's plan.
   [[nodiscard]] int algos_changed() const noexcept { return algos_changed_; }
+  /// Library steps that are one strided-batched GEMM (gemm_candidates), and those that run through
+  /// cuBLAS (options::gemm_lowering: timed faster, or `always`).
+  [[nodiscard]] int gemm_candidates() const noexcept { return gemm_candidates_; }
+  [[nodiscard]] int gemm_chosen() const noexcept { return gemm_chosen_; }
   /// Launches per run: the fused one (if any) plus one per library step.
   [[nodiscard]] std::size_t launches() const noexcept { return ops_.size(); }
   [[nodiscard]] bool uses_graph() const noexcept { return exec_ != nullptr; }
@@ -133,6 +149,8 @@ class compiled_program {
     /// and keeps the fastest there.
     std::vector<tiled_record> tiled_alts;
     int step = -1;  // the tree step (library and tiled ops)
+    std::optional<gemm_form> gemm;  // the step as one GEMM, when it is one and cuBLAS is there
+    bool use_gemm = false;          // run through cuBLAS instead of the plan
     const small_step_record* fused_records = nullptr;  // the fused launch of absorbed small steps
     const int* fused_begin = nullptr;
     int fused_subtrees = 0;
@@ -160,6 +178,8 @@ class compiled_program {
   void choose_kernels_by_timing(const problem& p, const step_choices& c);
 
   engine* eng_;
+  options opt_;  // the engine's, with the layout this program was compiled under
+  std::vector<std::pair<layout_policy, float>> layout_times_;
   std::vector<op> ops_;
   memory_plan mplan_;
   std::vector<void*> inputs_;
@@ -173,7 +193,7 @@ class compiled_program {
   std::size_t table_bytes_ = 0;
   fusion_plan fusion_;
   std::vector<int> op_steps_;
-  int tiled_chosen_ = 0, tiled_rejected_ = 0, algos_changed_ = 0;
+  int tiled_chosen_ = 0, tiled_rejected_ = 0, algos_changed_ = 0, gemm_candidates_ = 0, gemm_chosen_ = 0;
   dtype type_ = dtype::f32;
   std::size_t workspace_bytes_ = 0;
   std::size_t tensor_bound_bytes_ = 0;

@@ -62,6 +62,7 @@ engine::~engine() {
   }
   plans_.reset();
   library_.reset();
+  blas_.reset();
   if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
 }
 
@@ -107,6 +108,21 @@ void engine::execute(const lowered_step& s, dtype t, const void* a, const void* 
   const device::shared_workspace::lease lease = workspace_->acquire(slot_of(stream), need, stream);
   enqueue(*p, a, b, d, lease.ptr, lease.bytes, stream);
   workspace_->finish(lease, stream);
+}
+
+blas_handle* engine::blas() {
+  if (blas_tried_) return blas_.get();
+  blas_tried_ = true;
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess) current = opt_.device;
+  try {
+    TNRT_CUDA(cudaSetDevice(opt_.device));
+    blas_ = std::make_unique<blas_handle>();
+  } catch (const error& e) {
+    blas_note_ = e.what();
+  }
+  (void)cudaSetDevice(current);
+  return blas_.get();
 }
 
 void engine::synchronize() {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/step_lowering.hpp"
+#include "cuda/cublas_api.hpp"
 #include "cuda/cuda_runtime.hpp"
 #include "cuda/cutensor_api.hpp"
 #include "cuda/cutensor_library.hpp"
@@ -71,6 +72,10 @@ class engine {
   [[nodiscard]] counters stats() const;
   [[nodiscard]] const cutensor_api& api() const noexcept { return *api_; }
   [[nodiscard]] device::plan_cache& plans() noexcept { return *plans_; }
+  /// The engine's cuBLAS handle, made on first use on the engine's device; null when cuBLAS cannot
+  /// be opened or the handle cannot be made (blas_note() says why; nothing is retried).
+  blas_handle* blas();
+  [[nodiscard]] const std::string& blas_note() const noexcept { return blas_note_; }
 
  private:
   options opt_;
@@ -82,6 +87,9 @@ class engine {
   std::unique_ptr<device::shared_workspace> workspace_;
   std::unique_ptr<cutensor_library> library_;
   std::unique_ptr<device::plan_cache> plans_;  // after library_: its plans go first
+  std::unique_ptr<blas_handle> blas_;
+  bool blas_tried_ = false;
+  std::string blas_note_;
   std::vector<cudaStream_t> slot_streams_;
   std::uint64_t analysis_hits_ = 0, analysis_misses_ = 0;
 };

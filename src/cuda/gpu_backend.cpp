@@ -148,7 +148,7 @@ class last_use {
 class cuda_program final : public gpu_program {
  public:
   cuda_program(engine& eng, const problem& p, stream_bridge& bridge)
-      : prog_(eng, p), out_shape_(p.net.shape_of(p.net.output)), bridge_(&bridge) {
+      : owned_(compiled_program::build(eng, p)), prog_(*owned_), out_shape_(p.net.shape_of(p.net.output)), bridge_(&bridge) {
     gather_.reserve(p.net.inputs.size());
     srcs_.assign(p.net.inputs.size(), nullptr);
     cudaEvent_t e = nullptr;
@@ -196,6 +196,18 @@ class cuda_program final : public gpu_program {
   [[nodiscard]] std::vector<std::string> op_kernels() const override { return prog_.op_kernels(); }
   [[nodiscard]] int tiled_chosen() const override { return prog_.tiled_chosen(); }
   [[nodiscard]] int tiled_rejected() const override { return prog_.tiled_rejected(); }
+  [[nodiscard]] int algos_changed() const override { return prog_.algos_changed(); }
+  [[nodiscard]] int gemm_candidates() const override { return prog_.gemm_candidates(); }
+  [[nodiscard]] int gemm_chosen() const override { return prog_.gemm_chosen(); }
+  [[nodiscard]] std::string layout() const override { return layout_name(prog_.intermediate_layout()); }
+  [[nodiscard]] std::vector<std::pair<std::string, double>> layout_times() const override {
+    std::vector<std::pair<std::string, double>> out;
+    for (const auto& [l, ms] : prog_.layout_times()) out.emplace_back(layout_name(l), ms);
+    return out;
+  }
+  static std::string layout_name(layout_policy l) {
+    return l == layout_policy::follow ? "follow" : l == layout_policy::row_major ? "row" : "column";
+  }
   std::vector<float> profile_ops() override {
     const last_use use(done_.get(), bridge_->own());
     return prog_.profile_steps();
@@ -231,7 +243,8 @@ class cuda_program final : public gpu_program {
     cuda::launch_strided_copy(cuda::strided_copy_of(out_shape_, dense, prog_.result(), output.strides, output.data, size_of(prog_.type())), st);
   }
 
-  compiled_program prog_;
+  std::unique_ptr<compiled_program> owned_;
+  compiled_program& prog_;
   std::vector<std::int64_t> out_shape_;
   std::vector<cuda::gather_entry> gather_;  // reused: no allocation per run
   std::vector<const void*> srcs_;           // reused: the io graph's sources

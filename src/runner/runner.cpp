@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -167,6 +168,18 @@ run_result run(const run_request& req) {
     out.plan_lower_bound_bytes = m.lower_bound_bytes;
     out.plan_arena_bytes = m.arena_bytes;
     out.plan_tensor_bound_bytes = m.tensor_bound_bytes;
+    for (const std::string& k : prog.op_kernels()) {
+      auto it = std::find_if(out.kernel_counts.begin(), out.kernel_counts.end(), [&](const auto& e) { return e.first == k; });
+      if (it == out.kernel_counts.end()) {
+        out.kernel_counts.emplace_back(k, 1);
+      } else {
+        ++it->second;
+      }
+    }
+    out.algos_changed = prog.algos_changed();
+    out.gemm_candidates = prog.gemm_candidates();
+    out.layout = prog.layout();
+    out.layout_times = prog.layout_times();
     out.peak_device_bytes = m.total_bytes;
     progress("compile", 1, 1);
     device_buffer output(result.bytes());

@@ -10,14 +10,18 @@
 //    fails naming every such form: those need a fallback kernel.
 //  - whole random trees through contract_eager vs cpu::contract;
 //  - compiled_program vs contract_eager on random networks (same results), and compiled with
-//    use_graph = false vs true.
+//    use_graph = false vs true;
+//  - compiled with every GEMM-shaped step through cuBLAS (gemm_lowering = always) and timed
+//    (automatic) vs cpu::contract, on random networks and on batched matrix chains.
 // Seeds are fixed and printed; tolerances scale with the dtype's eps and the contraction length.
 #include "gpu_test_util.hpp"  // first: fails the build when the CUDA/cuTENSOR headers are not reachable
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <sstream>
@@ -28,6 +32,7 @@
 #include "cuda/compiled.hpp"
 #include "cuda/eager.hpp"
 #include "tnrt/cpu.hpp"
+#include "tnrt/formats.hpp"
 
 namespace tnrt {
 namespace {
@@ -450,6 +455,110 @@ TEST_F(Differential, DegenerateTrees) {
     EXPECT_LE(gputest::rel_error(run_compiled(eng, q, in), want), gputest::tolerance(t, 3)) << name_of(t);
   }
   eng.synchronize();
+}
+
+// Every step that is one GEMM through cuBLAS (gemm_lowering = always), both intermediate layouts,
+// all four types, graph and stream replay; and `automatic` (timed) on the same networks.
+TEST_F(Differential, CompiledGemmLoweringMatchesCpu) {
+  int chosen = 0, candidates = 0;
+  for (const kernel_choice choice : {kernel_choice::always, kernel_choice::automatic}) {
+    for (const layout_policy pol : {layout_policy::column_major, layout_policy::row_major}) {
+      cuda::options opt;
+      opt.gemm_lowering = choice;
+      opt.intermediate_layout = pol;
+      opt.fuse_small_steps = false;  // every step a library step (the fused launch would take them all)
+      opt.use_graph = pol == layout_policy::column_major;
+      engine eng(opt);
+      ASSERT_NE(eng.blas(), nullptr) << "cuBLAS did not open: " << eng.blas_note();
+      for (dtype t : all_dtypes) {
+        for (const tree_case& c : tree_cases) {
+          std::uint64_t used = 0;
+          const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 400, t, &used);
+          const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+          cuda::compiled_program prog(eng, p);
+          if (choice == kernel_choice::always) {
+            EXPECT_EQ(prog.gemm_chosen(), prog.gemm_candidates());
+            chosen += prog.gemm_chosen();
+            candidates += prog.gemm_candidates();
+          }
+          for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog.input(i), in[i].data(), in[i].bytes());
+          prog.run();
+          const host_tensor got = gputest::download(eng, prog.result(), p.type, p.net.shape_of(p.net.output));
+          const double err = gputest::rel_error(got, cpu::contract(p, in));
+          const double tol = gputest::tolerance(t, gputest::longest_sum(p), 256.0);
+          EXPECT_LE(err, tol) << p.source << " " << name_of(t) << " gemm steps " << prog.gemm_chosen();
+        }
+      }
+      eng.synchronize();
+      EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
+    }
+  }
+  std::printf("[gemm] random trees: %d of %d GEMM-form steps through cuBLAS under `always`\n", chosen, candidates);
+  EXPECT_GT(chosen, 20) << "the random trees should have GEMM-shaped steps";
+}
+
+TEST_F(Differential, CompiledGemmLoweringBatchedChain) {
+  // A batched chain z: (ab)(bc)(cd)(de), extents large enough for cuBLAS's own kernels; every step
+  // is one strided-batched GEMM with row-major intermediates.
+  const network net = parse_expression("zab,zbc,zcd,zde->zae", {{6, 48, 40}, {6, 40, 56}, {6, 56, 33}, {6, 33, 24}});
+  for (dtype t : all_dtypes) {
+    problem p;
+    p.net = net;
+    p.tree = tree_from_linear_path(p.net, {{0, 1}, {0, 1}, {0, 1}});
+    p.type = t;
+    p.source = "batched chain";
+    const auto in = gputest::random_inputs(p, 5, -1.0, 1.0);
+    const host_tensor want = cpu::contract(p, in);
+    for (const kernel_choice choice : {kernel_choice::always, kernel_choice::never}) {
+      cuda::options opt;
+      opt.gemm_lowering = choice;
+      opt.intermediate_layout = layout_policy::row_major;  // zac row-major: every step's free labels contiguous
+      engine eng(opt);
+      cuda::compiled_program prog(eng, p);
+      EXPECT_EQ(prog.gemm_candidates(), choice == kernel_choice::never ? 0 : 3) << name_of(t);
+      EXPECT_EQ(prog.gemm_chosen(), choice == kernel_choice::never ? 0 : 3) << name_of(t);
+      for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog.input(i), in[i].data(), in[i].bytes());
+      prog.run();
+      const host_tensor got = gputest::download(eng, prog.result(), p.type, p.net.shape_of(p.net.output));
+      const double err = gputest::rel_error(got, want);
+      std::printf("[gemm] batched chain %s %s: rel error %.3e\n", std::string(name_of(t)).c_str(), choice == kernel_choice::never ? "cuTENSOR" : "cuBLAS", err);
+      EXPECT_LE(err, gputest::tolerance(t, 56, 64.0)) << name_of(t);
+      const auto kinds = prog.op_kernels();
+      EXPECT_EQ(std::count(kinds.begin(), kinds.end(), std::string("cublas")), prog.gemm_chosen());
+    }
+  }
+}
+
+// options::time_layouts: the program under each intermediate layout, the fastest kept (none more
+// than 3% faster than it), the result still the CPU engine's.
+TEST_F(Differential, CompiledTimedLayoutsMatchCpu) {
+  cuda::options opt;
+  opt.time_layouts = true;
+  engine eng(opt);
+  for (dtype t : {dtype::f32, dtype::c128}) {
+    for (const tree_case& c : tree_cases) {
+      std::uint64_t used = 0;
+      const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 500, t, &used);
+      const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+      const std::unique_ptr<cuda::compiled_program> prog = cuda::compiled_program::build(eng, p);
+      const auto& times = prog->layout_times();
+      ASSERT_EQ(times.size(), p.tree.steps.size() < 2 ? 0U : 3U) << p.source;
+      float chosen = -1;
+      for (const auto& [l, ms] : times)
+        if (l == prog->intermediate_layout()) chosen = ms;
+      if (!times.empty()) {
+        EXPECT_EQ(times.front().first, opt.intermediate_layout) << "the options' layout is timed first";
+        ASSERT_GE(chosen, 0.0F) << "the kept layout was timed";
+        for (const auto& [l, ms] : times) EXPECT_LE(chosen * 0.97F, ms) << "a layout 3% faster than the kept one";
+      }
+      for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog->input(i), in[i].data(), in[i].bytes());
+      prog->run();
+      const host_tensor got = gputest::download(eng, prog->result(), p.type, p.net.shape_of(p.net.output));
+      EXPECT_LE(gputest::rel_error(got, cpu::contract(p, in)), gputest::tolerance(t, gputest::longest_sum(p), 256.0)) << p.source;
+    }
+  }
+  eng.synchronize();
+  EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
 }
 
 }  // namespace

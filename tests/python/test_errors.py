@@ -120,3 +120,17 @@ def test_message_is_one_line():
     with pytest.raises(tnrt.ShapeError) as e:
         tnrt.einsum("ab,bc->ac", A, np.ones((3, 5)))
     assert "\n" not in str(e.value) and str(e.value)
+
+
+def test_context_options_are_checked():
+    """Kernel-choice options take 'never', 'always' or 'automatic'; anything else, or an unknown
+    option, is a UsageError (a ValueError) naming it, and no context is made."""
+    from tnrt import _tnrt
+
+    for key in ("tiled_kernel", "algo_timing", "gemm"):
+        with pytest.raises(tnrt.UsageError, match=key):
+            _tnrt.Context(-1, {key: "sometimes"})
+        _tnrt.Context(-1, {key: "never"})
+    _tnrt.Context(-1, {"time_layouts": False})
+    with pytest.raises(tnrt.UsageError, match="no_such_option"):
+        _tnrt.Context(-1, {"no_such_option": 1})

@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tnrt/network.hpp"
@@ -57,6 +58,12 @@ struct run_result {
   std::size_t plan_lower_bound_bytes = 0;  // compiled: the memory plan's lower bound (tensors and step workspaces)
   std::size_t plan_arena_bytes = 0;        // compiled: the arena the plan laid out (workspaces inside)
   std::size_t plan_tensor_bound_bytes = 0;  // compiled: the lower bound counting tensors only
+  /// Compiled: what runs each op, counted ("library", "cublas", "fused", "tiled ...", "copy"), steps
+  /// whose timed cuTENSOR algorithm replaced the default one, and steps that are one GEMM.
+  std::vector<std::pair<std::string, int>> kernel_counts;
+  int algos_changed = 0, gemm_candidates = 0;
+  std::string layout;                                      // the intermediate layout it runs under
+  std::vector<std::pair<std::string, double>> layout_times;  // each layout timed, with its ms
   counters stats;                   // after the last repetition
   std::uint64_t syncs_inside_calls = 0;  // host synchronizations observed inside timed contraction calls
   std::string device_name, driver_version, cuda_version, cutensor_version;

@@ -1,0 +1,156 @@
+#include "core/gemm_lowering.hpp"
+
+#include <algorithm>
+#include <complex>
+#include <limits>
+#include <vector>
+
+namespace tnrt {
+namespace {
+
+using i64 = std::int64_t;
+
+struct mode_strides {
+  i64 extent = 1;
+  i64 s[3] = {0, 0, 0};          // stride in A, B, D
+  bool in[3] = {false, false, false};
+};
+
+/// A group of modes merged into one dimension: its extent and its stride in A, B, D.
+struct dimension {
+  i64 extent = 1;
+  i64 s[3] = {0, 0, 0};
+};
+
+/// Merges `group` (modes of one role) into one dimension: sorted by their stride in operand `ref`,
+/// each mode must start where the previous one ends, in every operand holding the group.
+bool merge(std::vector<mode_strides>& group, int ref, dimension& out) {
+  std::sort(group.begin(), group.end(), [ref](const mode_strides& x, const mode_strides& y) { return x.s[ref] < y.s[ref]; });
+  out = dimension{};
+  if (group.empty()) return true;
+  for (int op = 0; op < 3; ++op) {
+    if (!group.front().in[op]) continue;
+    for (std::size_t i = 1; i < group.size(); ++i)
+      if (group[i].s[op] != group[i - 1].s[op] * group[i - 1].extent) return false;
+    out.s[op] = group.front().s[op];
+  }
+  for (const mode_strides& m : group) out.extent *= m.extent;
+  return true;
+}
+
+/// A rows x cols matrix with these strides as a column-major operand: op (false: as stored, true:
+/// stored transposed) and leading dimension. Extent-1 dimensions take whatever stride fits.
+bool as_matrix(i64 rows, i64 cols, i64 s_rows, i64 s_cols, bool& trans, i64& ld) {
+  if (rows == 1 || s_rows == 1) {
+    ld = cols == 1 ? std::max<i64>(rows, 1) : s_cols;
+    if (ld >= std::max<i64>(rows, 1)) {
+      trans = false;
+      return true;
+    }
+  }
+  if (cols == 1 || s_cols == 1) {
+    ld = rows == 1 ? std::max<i64>(cols, 1) : s_rows;
+    if (ld >= std::max<i64>(cols, 1)) {
+      trans = true;
+      return true;
+    }
+  }
+  return false;
+}
+
+constexpr i64 int_max = std::numeric_limits<int>::max();
+
+}  // namespace
+
+std::optional<gemm_form> lower_to_gemm(const lowered_step& s) {
+  if (s.kind != lowered_kind::contraction) return std::nullopt;
+  // Every mode with its strides; extent-1 modes play no part.
+  std::vector<mode_strides> modes;
+  const strided_operand* ops[3] = {&s.a, &s.b, &s.d};
+  for (int op = 0; op < 3; ++op) {
+    const strided_operand& o = *ops[op];
+    for (std::size_t i = 0; i < o.modes.size(); ++i) {
+      if (o.extents[i] == 1) continue;
+      if (o.strides[i] == 0) return std::nullopt;  // a broadcast: a one-sided sum or an outer copy
+      const auto id = static_cast<std::size_t>(o.modes[i]);
+      if (id >= modes.size()) modes.resize(id + 1);
+      if (modes[id].in[op]) return std::nullopt;  // a mode twice in one operand: not a lowered form
+      modes[id].extent = o.extents[i];
+      modes[id].s[op] = o.strides[i];
+      modes[id].in[op] = true;
+    }
+  }
+  std::vector<mode_strides> batch, m, n, k;
+  for (const mode_strides& md : modes) {
+    const bool a = md.in[0], b = md.in[1], d = md.in[2];
+    if (!a && !b && !d) continue;  // an unused id
+    if (a && b && d) {
+      batch.push_back(md);
+    } else if (a && d && !b) {
+      m.push_back(md);
+    } else if (b && d && !a) {
+      n.push_back(md);
+    } else if (a && b && !d) {
+      k.push_back(md);
+    } else {
+      return std::nullopt;  // in one operand only
+    }
+  }
+  dimension db, dm, dn, dk;
+  if (!merge(batch, 2, db) || !merge(m, 2, dm) || !merge(n, 2, dn) || !merge(k, 0, dk)) return std::nullopt;
+  if (std::max({dm.extent, dn.extent, dk.extent}) > int_max || db.extent > int_max) return std::nullopt;
+
+  // Unswapped: X = A (m x k), Y = B (k x n), C = D (m x n). Swapped: X = B^T (n x k), Y = A^T
+  // (k x m), C = D^T (n x m). C must be column-major as stored (its rows contiguous).
+  for (const bool swapped : {false, true}) {
+    const dimension& rows = swapped ? dn : dm;
+    const dimension& cols = swapped ? dm : dn;
+    const int x_op = swapped ? 1 : 0, y_op = swapped ? 0 : 1;
+    gemm_form g;
+    g.swapped = swapped;
+    g.m = rows.extent;
+    g.n = cols.extent;
+    g.k = dk.extent;
+    g.batch = db.extent;
+    bool c_trans = false;
+    if (!as_matrix(g.m, g.n, rows.s[2], cols.s[2], c_trans, g.ldc) || c_trans) continue;
+    if (!as_matrix(g.m, g.k, rows.s[x_op], dk.s[x_op], g.trans_x, g.ldx)) continue;
+    if (!as_matrix(g.k, g.n, dk.s[y_op], cols.s[y_op], g.trans_y, g.ldy)) continue;
+    if (std::max({g.ldx, g.ldy, g.ldc}) > int_max) continue;
+    if (g.batch > 1) {
+      g.stride_x = db.s[x_op];
+      g.stride_y = db.s[y_op];
+      g.stride_c = db.s[2];
+    }
+    return g;
+  }
+  return std::nullopt;
+}
+
+template <class T>
+void evaluate_gemm(const gemm_form& g, const T* a, const T* b, T* d) {
+  const T* x = g.swapped ? b : a;
+  const T* y = g.swapped ? a : b;
+  for (i64 p = 0; p < g.batch; ++p) {
+    const T* xb = x + p * g.stride_x;
+    const T* yb = y + p * g.stride_y;
+    T* cb = d + p * g.stride_c;
+    for (i64 j = 0; j < g.n; ++j)
+      for (i64 i = 0; i < g.m; ++i) {
+        T acc{};
+        for (i64 l = 0; l < g.k; ++l) {
+          const T xv = g.trans_x ? xb[l + i * g.ldx] : xb[i + l * g.ldx];
+          const T yv = g.trans_y ? yb[j + l * g.ldy] : yb[l + j * g.ldy];
+          acc += xv * yv;
+        }
+        cb[i + j * g.ldc] = acc;
+      }
+  }
+}
+
+template void evaluate_gemm<float>(const gemm_form&, const float*, const float*, float*);
+template void evaluate_gemm<double>(const gemm_form&, const double*, const double*, double*);
+template void evaluate_gemm<std::complex<float>>(const gemm_form&, const std::complex<float>*, const std::complex<float>*, std::complex<float>*);
+template void evaluate_gemm<std::complex<double>>(const gemm_form&, const std::complex<double>*, const std::complex<double>*, std::complex<double>*);
+
+}  // namespace tnrt

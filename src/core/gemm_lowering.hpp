@@ -1,0 +1,37 @@
+#pragma once
+// Lowering a contraction step, by strides alone, to one (strided-batched) column-major GEMM:
+//   C[b](m x n) = op(X[b])(m x k) * op(Y[b])(k x n)          for b in 0..batch-1
+// the form cuBLAS's *gemmStridedBatched takes. Backend-independent and host-testable.
+//
+// The step's modes fall in four groups: batch (A, B and D), m (A and D), n (B and D), k (A and B).
+// Each group must merge into one dimension in every operand holding it (its modes consecutive in
+// memory, in the same order everywhere); C is D with its m group (or, the operands exchanged, its
+// n group) contiguous. A mode summed in one operand only (a stride-0 mode in the other), a mode of
+// D alone, or any other broadcast refuses the form: cuTENSOR keeps those steps.
+#include <cstdint>
+#include <optional>
+
+#include "core/step_lowering.hpp"
+
+namespace tnrt {
+
+struct gemm_form {
+  /// false: X is the step's A and Y its B; true: X is B, Y is A (C is D transposed per batch).
+  bool swapped = false;
+  /// op(X) = X^T (X stored k x m, column-major) when set; likewise Y stored n x k.
+  bool trans_x = false, trans_y = false;
+  std::int64_t m = 1, n = 1, k = 1, batch = 1;
+  std::int64_t ldx = 1, ldy = 1, ldc = 1;  // leading dimensions, in elements (>= the stored rows, >= 1)
+  std::int64_t stride_x = 0, stride_y = 0, stride_c = 0;  // batch strides, in elements
+};
+
+/// The GEMM form of a contraction step, or nothing (reductions, broadcasts, layouts that do not
+/// merge, extents past 32-bit int). k may be 1 (an outer product) and m, n or batch may be 1.
+std::optional<gemm_form> lower_to_gemm(const lowered_step& s);
+
+/// Reference evaluation of the GEMM form on host memory (tests): C = op(X) op(Y) per batch, with
+/// x = the step's A (or B when swapped), written to d.
+template <class T>
+void evaluate_gemm(const gemm_form& g, const T* a, const T* b, T* d);
+
+}  // namespace tnrt
