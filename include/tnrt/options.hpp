@@ -50,6 +50,11 @@ struct options {
   /// Large x small steps (src/core/tiled.hpp) through tnrt's tiled streaming kernel.
   kernel_choice tiled_kernel = kernel_choice::automatic;
   std::int64_t tiled_min_elements = 1 << 16;  // results smaller than this stay with cuTENSOR
+  /// Plans by rule (eager): the tiled kernel only on a step of at most this many multiply-adds
+  /// per element it streams, k_count x |D| / (|D| + |Big|); past that the step is compute-bound
+  /// and cuTENSOR's kernels win (regular3-n160 eager: 37.5 ms with the kernel on every eligible
+  /// step, 14.8 ms without). 0: no limit. Compiled programs time every candidate and ignore it.
+  double tiled_max_intensity = 8.0;
   /// Compiled: time cuTENSOR's algorithms (default heuristic, GETT, TGETT, TTGT) on each library
   /// step and keep the fastest whose workspace fits the step's place in the arena (`automatic`, the
   /// default); `never`: the one `algo` says.

@@ -67,23 +67,32 @@ tiled_limits tiled_limits_of(const options& opt) {
 bool describe_tiled_for(const options& opt, const lowered_step& s, std::size_t element_bytes, const void* a, const void* b, void* d,
                         tiled_record& out) {
   tiled_limits l = tiled_limits_of(opt);
-  if (!describe_tiled(s, element_bytes, a, b, d, out, l)) return false;
+  tiled_record rec;
+  if (!describe_tiled(s, element_bytes, a, b, d, rec, l)) return false;
+  if (opt.tiled_max_intensity > 0) {
+    double d_elements = 1, big_elements = 1;
+    for (std::int64_t e : s.d.extents) d_elements *= static_cast<double>(e);
+    for (std::int64_t e : (rec.small_is_a != 0 ? s.b : s.a).extents) big_elements *= static_cast<double>(e);
+    if (static_cast<double>(rec.k_count) * d_elements / (d_elements + big_elements) > opt.tiled_max_intensity) return false;
+  }
   // Many contracted combinations: vector loads of a result's values beat the 16-byte copies
   // (measured on the reference network's steps, docs/results.md), unless a vector layout of the
   // results applies.
-  if (out.k_count >= 8 && out.vec_kind == tiled_scalar) {
+  if (rec.k_count >= 8 && rec.vec_kind == tiled_scalar) {
     l.contracted_first = true;
     tiled_record alt;
-    if (describe_tiled(s, element_bytes, a, b, d, alt, l)) out = alt;
+    if (describe_tiled(s, element_bytes, a, b, d, alt, l)) rec = alt;
+    out = rec;
     return true;
   }
   // Scalar results where staging D's leading modes first gives runs sharing coefficients: those
   // won (reference step 387: 0.65 ms against 0.77 ms with the scalar layout, compiled timing).
-  if (out.vec_kind == tiled_scalar) {
+  if (rec.vec_kind == tiled_scalar) {
     l.d_first = true;
     tiled_record alt;
-    if (describe_tiled(s, element_bytes, a, b, d, alt, l) && alt.vec_kind == tiled_run_coefs) out = alt;
+    if (describe_tiled(s, element_bytes, a, b, d, alt, l) && alt.vec_kind == tiled_run_coefs) rec = alt;
   }
+  out = rec;
   return true;
 }
 

@@ -128,7 +128,9 @@ bool compiled_program::memory_budget(engine& eng, std::size_t* limit_bytes, std:
 compiled_program::step_choices compiled_program::choose_steps(const problem& p) {
   const std::size_t steps = p.tree.steps.size();
   step_choices c;
-  c.plan = plan_steps(p, opt_);
+  options rule = opt_;
+  rule.tiled_max_intensity = 0;  // every tiled candidate: timing decides, not the eager rule
+  c.plan = plan_steps(p, rule);
   fusion_ = c.plan.fusion;
   tiled_choice_automatic_ = opt_.tiled_kernel == kernel_choice::automatic;
   plans_.assign(steps, nullptr);

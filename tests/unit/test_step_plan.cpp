@@ -84,7 +84,12 @@ void check_plan(const problem& p, const options& opt, const step_plan& sp, const
       continue;
     }
     tiled_record rec;
-    const bool kernel_can = opt.tiled_kernel != kernel_choice::never && describe_tiled(lt.steps[k], size_of(p.type), nullptr, nullptr, nullptr, rec, lim);
+    bool kernel_can = opt.tiled_kernel != kernel_choice::never && describe_tiled(lt.steps[k], size_of(p.type), nullptr, nullptr, nullptr, rec, lim);
+    if (kernel_can && opt.tiled_max_intensity > 0) {  // multiply-adds per streamed element
+      const double d = static_cast<double>(elements_of(lt.steps[k].d));
+      const double big = static_cast<double>(elements_of(rec.small_is_a != 0 ? lt.steps[k].b : lt.steps[k].a));
+      kernel_can = rec.k_count * d / (d + big) <= opt.tiled_max_intensity;
+    }
     EXPECT_EQ(kind, kernel_can ? step_kernel::tiled : step_kernel::library) << "step " << k;
     if (kind != step_kernel::tiled) continue;
     const tiled_record& r = sp.tiled[k];
@@ -125,6 +130,29 @@ problem big_small_problem() {
   p.net = parse_expression(a + ",qr->" + out, {std::vector<i64>(17, 2), {2, 2}});
   p.tree = tree_from_linear_path(p.net, {{0, 1}});
   return p;
+}
+
+// The eager rule's intensity limit: lattice-7x7-d8's large x small steps sum 64 products per
+// result over results as many as Big's elements (32 multiply-adds per streamed element): those are
+// not tiled by rule; without the limit (compiled's candidates) all of them are, and the reference
+// network's 22 candidates (at most 5.3 multiply-adds per element) stay.
+TEST(StepPlan, TiledIntensityLimit) {
+  if (source_dir().empty()) GTEST_SKIP() << "TNRT_SOURCE_DIR is not set (run through ctest)";
+  const problem p = load_file((source_dir() / "bench/suites/families/lattice-7x7-d8.json").string(), load_options{});
+  const options opt;
+  const step_plan sp = plan_steps(p, opt, nullptr, nullptr);
+  check_plan(p, opt, sp, "lattice-7x7-d8");
+  EXPECT_LE(counts_of(sp).tiled, 1U);  // step 39: its result is an eighth of Big (7.1 per element)
+  options unlimited = opt;
+  unlimited.tiled_max_intensity = 0;
+  const step_plan su = plan_steps(p, unlimited, nullptr, nullptr);
+  check_plan(p, unlimited, su, "lattice-7x7-d8, no intensity limit");
+  EXPECT_GE(counts_of(su).tiled, 10U);
+  for (std::size_t k = 0; k < su.kernel.size(); ++k) {
+    if (su.kernel[k] == step_kernel::tiled) {
+      EXPECT_GE(su.tiled[k].k_count, 64) << "step " << k;
+    }
+  }
 }
 
 TEST(StepPlan, ReferenceNetwork) {
