@@ -47,7 +47,7 @@ constexpr option_spec contract_specs[] = {
     {"tiled", true},
     {"algo", true},        {"fuse-max", true},    {"profile", false},
     {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
-    {"parallel-slices", true}, {"algo-timing", true}, {"gemm", true},
+    {"parallel-slices", true}, {"algo-timing", true}, {"gemm", true}, {"precision", true},
 };
 
 constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
@@ -92,6 +92,9 @@ GPU knobs:
   --gemm auto|on|off         compiled: a step that is one (strided-batched) GEMM by strides is timed through
                              cuBLAS too, full precision, and runs there when faster (auto, the default);
                              on: through cuBLAS wherever it is one GEMM; off: cuTENSOR only
+  --precision full|tf32|tf32x3   compute type of f32/c64 contractions in cuTENSOR and cuBLAS: full FP32 (the
+                             default), or reduced, opt-in: TF32 tensor cores, or 3xTF32 (nearer FP32; cuTENSOR
+                             only); f64/c128 and tnrt's own kernels always compute in full
   --fuse-max N               largest operand/result (elements) of an absorbed small step (default 1024)
 slicing (a sum of smaller contractions, each a replay of one compiled program; on when any of these
 is given or the file has "slices"):
@@ -385,6 +388,8 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.library_algos = a.choice_or("algo-timing", "auto", {"auto", "off"}) == "auto" ? kernel_choice::automatic : kernel_choice::never;
   const std::string gemm = a.choice_or("gemm", "auto", {"auto", "on", "off"});
   o.gemm_lowering = gemm == "on" ? kernel_choice::always : gemm == "off" ? kernel_choice::never : kernel_choice::automatic;
+  const std::string prec = a.choice_or("precision", "full", {"full", "tf32", "tf32x3"});
+  o.compute_precision = prec == "tf32" ? precision::tf32 : prec == "tf32x3" ? precision::tf32x3 : precision::full;
   return o;
 }
 
@@ -546,6 +551,9 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"jit", opt.jit},
                   {"algo", opt.algo},
                   {"algo_timing", opt.library_algos == kernel_choice::automatic},
+                  {"precision", opt.compute_precision == precision::tf32     ? "tf32"
+                                : opt.compute_precision == precision::tf32x3 ? "tf32x3"
+                                                                             : "full"},
                   {"gemm", opt.gemm_lowering == kernel_choice::always  ? "on"
                            : opt.gemm_lowering == kernel_choice::never ? "off"
                                                                        : "auto"},
@@ -603,6 +611,11 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
   std::snprintf(line, sizeof line, "device: %s (driver %s, CUDA %s, cuTENSOR %s)", r.device_name.c_str(),
                 r.driver_version.c_str(), r.cuda_version.c_str(), r.cutensor_version.c_str());
   add();
+  if (opt.compute_precision != precision::full) {
+    std::snprintf(line, sizeof line, "precision: %s (reduced, as asked: f32/c64 contractions through cuTENSOR%s)",
+                  opt.compute_precision == precision::tf32 ? "TF32" : "3xTF32", opt.compute_precision == precision::tf32 ? " and cuBLAS" : "");
+    add();
+  }
   if (opt.mode == cuda::exec_mode::compiled) {
     std::snprintf(line, sizeof line, "compile: %.3f ms (memory plan: arena %s, lower bound %s with step workspaces, %s tensors alone)", r.compile_ms,
                   format_bytes(static_cast<double>(r.plan_arena_bytes)).c_str(), format_bytes(static_cast<double>(r.plan_lower_bound_bytes)).c_str(),
@@ -806,6 +819,7 @@ int run_contract(std::span<char* const> argv) {
   (void)a.int_or("plan-cache", 0, 0, 1 << 24);
   (void)a.choice_or("algo-timing", "auto", {"auto", "off"});
   (void)a.choice_or("gemm", "auto", {"auto", "on", "off"});
+  (void)a.choice_or("precision", "full", {"full", "tf32", "tf32x3"});
   (void)a.choice_or("retire", "deferred", {"deferred", "barrier"});
   (void)a.int_or("retire-capacity", 1, 1, 1 << 20);
   (void)a.bytes_or("workspace-cap", 0);

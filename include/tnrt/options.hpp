@@ -20,6 +20,12 @@ enum class exec_mode : std::uint8_t { eager, compiled };
 /// `automatic` (compiled: timed against cuTENSOR at compile time, the faster kept; eager: by rule).
 enum class kernel_choice : std::uint8_t { never, always, automatic };
 
+/// Compute type of single-precision (f32, c64) contractions through the libraries: `full` (FP32,
+/// the default), or reduced, opt-in only: `tf32` (tensor cores, 10-bit mantissa products) and
+/// `tf32x3` (three TF32 products per FP32 product, nearer FP32). Double precision, reductions and
+/// tnrt's own kernels always compute in full.
+enum class precision : std::uint8_t { full, tf32, tf32x3 };
+
 struct options {
   /// CUDA device ordinal, or cpu_device for the CPU reference engine (host tensors only).
   int device = 0;
@@ -43,6 +49,8 @@ struct options {
   /// one when at least 3% faster; one that does not fit beside it is skipped). Off: the
   /// intermediate_layout alone. Eager and sliced programs always take intermediate_layout.
   bool time_layouts = true;
+  /// See `precision`: reduced precision only when asked for.
+  precision compute_precision = precision::full;
   /// Run subtrees of small steps (every operand and result at most fuse_max_elements) in one
   /// fused launch instead of one library call each.
   bool fuse_small_steps = true;

@@ -346,6 +346,11 @@ class py_context {
       else if (key == "algo_timing") opt_.library_algos = choice_of(key, v);
       else if (key == "gemm") opt_.gemm_lowering = choice_of(key, v);
       else if (key == "time_layouts") opt_.time_layouts = nb::cast<bool>(v);
+      else if (key == "precision") {
+        const auto s = nb::cast<std::string>(v);
+        if (s != "full" && s != "tf32" && s != "tf32x3") throw tnrt::usage_error("option 'precision' is 'full', 'tf32' or 'tf32x3', not '" + s + "'");
+        opt_.compute_precision = s == "tf32" ? tnrt::precision::tf32 : s == "tf32x3" ? tnrt::precision::tf32x3 : tnrt::precision::full;
+      }
       else {
         throw tnrt::usage_error("unknown option '" + key + "'");
       }

@@ -111,6 +111,24 @@ for p in suite["problems"]:
         print("  %-32s " % v + (" | ".join(t) if r.returncode == 0 else "rc %d %s" % (r.returncode, r.stderr.strip()[:200])), flush=True)
 PY
             ;;
+    precision) # compiled at full precision, TF32 and 3xTF32 (opt-in) on the suite's compute-bound networks and
+            # the reference (their constant fills: exact scalar results are 1): PREC_PROBLEMS globs
+            python3 - "$bin/tnrt" ${PREC_PROBLEMS:-'reference*' 'rqc-5x5-c16*' 'regular3-n160' 'lattice-5x5*' 'lattice-7x7*' 'peps*' 'mps-overlap-n24-D256' 'mps-overlap-n40*' 'chain-n8*' 'lm-sliding-d2-h8-o64-b256' 'lm-first*' 'mpo-heis-L32-D128' 'mpo-rand*'} <<'PY'
+import fnmatch, json, subprocess, sys
+tnrt, globs = sys.argv[1], sys.argv[2:]
+suite = json.load(open("bench/suites/families.json"))
+for p in suite["problems"]:
+    if p["fill"]["kind"] != "constant" or not any(fnmatch.fnmatch(p["name"], g) for g in globs):
+        continue
+    print(p["name"], flush=True)
+    for v in ("full", "tf32", "tf32x3"):
+        cmd = [tnrt, "contract", p["file"], "--device", "cuda", "--mode", "compiled", "--dtype", p["dtype"], "--fill", repr(p["fill"]["value"]),
+               "--warmup", "2", "--repeat", "10", "--precision", v]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        t = [l for l in r.stdout.splitlines() if l.startswith(("time:", "result:", "layout:"))]
+        print("  %-7s " % v + (" | ".join(t) if r.returncode == 0 else "rc %d %s" % (r.returncode, r.stderr.strip()[:200])), flush=True)
+PY
+            ;;
     eagerdiag) # eager and compiled under tnrt's kernel switches, on the networks where eager trails
             # torch eager (EAGER_PROBLEMS globs)
             python3 - "$bin/tnrt" ${EAGER_PROBLEMS:-'regular3-n160' 'hyper-n100*' 'lattice-7x7*' 'lm-sliding-d2*' 'chain-n8*'} <<'PY'

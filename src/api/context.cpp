@@ -550,8 +550,10 @@ slice_report context::plan_sliced(const problem& p, const slice_request& request
   const std::size_t reserve = host_copies_bytes(p, request.count_result, s.gpu != nullptr);
   std::size_t limit = request.memory_limit_bytes != 0 ? request.memory_limit_bytes : s.opt.memory_limit_bytes;
   if (s.gpu) {
-    std::size_t device_limit = 0;
-    if (s.gpu->memory_limit(&device_limit)) limit = request.memory_limit_bytes != 0 ? std::min(limit, device_limit) : device_limit;
+    // A requested limit is capped at what the device has (free plus the pool's cache), as compile's
+    // admission caps it; without one, the options' limit (80% of that by default).
+    std::size_t device_limit = 0, available = 0;
+    if (s.gpu->memory_limit(&device_limit, &available)) limit = request.memory_limit_bytes != 0 ? std::min(limit, available) : device_limit;
   }
   if (limit == 0) limit = std::numeric_limits<std::size_t>::max();  // a CPU context without a limit
   r.limit_bytes = limit;

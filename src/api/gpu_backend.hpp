@@ -64,8 +64,9 @@ class gpu_backend {
   virtual std::size_t predict_bytes(const problem& q) = 0;
   /// A sliced program's table bytes beside its program.
   virtual std::size_t slice_table_bytes(const problem& p, std::size_t sliced) = 0;
-  /// The context's memory limit now (options against free memory); false when the device cannot say.
-  virtual bool memory_limit(std::size_t* limit_bytes) = 0;
+  /// The context's memory limit now (options against free memory) and the memory available (free
+  /// plus the pool's cache); false when the device cannot say.
+  virtual bool memory_limit(std::size_t* limit_bytes, std::size_t* available_bytes) = 0;
   /// Blocks until `stream` has run everything enqueued so far.
   virtual void wait(stream_handle stream) = 0;
   virtual void* allocate(std::size_t bytes, stream_handle stream) = 0;

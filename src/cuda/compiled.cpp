@@ -313,7 +313,9 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
     }
     o.step = kk;
     // The step as one GEMM (cuBLAS), when it is one: timed against the plan, or taken (`always`).
-    if (opt_.gemm_lowering != kernel_choice::never && o.plan && c.plan.lowered[k].kind == lowered_kind::contraction) {
+    // 3xTF32 has no cuBLAS twin: cuTENSOR keeps every step then.
+    const bool gemm_allowed = opt_.gemm_lowering != kernel_choice::never && !(opt_.compute_precision == precision::tf32x3 && !is_double(type_));
+    if (gemm_allowed && o.plan && c.plan.lowered[k].kind == lowered_kind::contraction) {
       o.gemm = lower_to_gemm(c.plan.lowered[k]);
       if (o.gemm && eng_->blas() == nullptr) o.gemm.reset();
       if (o.gemm) {

@@ -89,11 +89,11 @@ const cublas_api* cublas() {
 
 std::string cublas_unavailable_reason() { return instance().error; }
 
-blas_handle::blas_handle() : api_(cublas()) {
+blas_handle::blas_handle(bool tf32) : api_(cublas()) {
   if (api_ == nullptr) throw device_error(cublas_unavailable_reason());
   check(*api_, api_->cublasCreate_v2(&handle_), "cublasCreate");
   try {
-    check(*api_, api_->cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    check(*api_, api_->cublasSetMathMode(handle_, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   } catch (...) {
     (void)api_->cublasDestroy_v2(handle_);
     throw;

@@ -37,11 +37,12 @@ struct cublas_api {
 const cublas_api* cublas();
 std::string cublas_unavailable_reason();
 
-/// One cuBLAS handle (created on the engine's device at first use), full-precision math only:
-/// CUBLAS_DEFAULT_MATH with TF32 never enabled.
+/// One cuBLAS handle (created on the engine's device at first use): CUBLAS_DEFAULT_MATH (full
+/// precision, TF32 off) unless TF32 is asked for.
 class blas_handle {
  public:
-  blas_handle();  // throws device_error when cuBLAS is missing or the handle cannot be made
+  /// `tf32`: CUBLAS_TF32_TENSOR_OP_MATH (reduced precision, options::compute_precision tf32).
+  explicit blas_handle(bool tf32 = false);  // throws device_error when cuBLAS is missing or the handle cannot be made
   ~blas_handle();
   blas_handle(const blas_handle&) = delete;
   blas_handle& operator=(const blas_handle&) = delete;

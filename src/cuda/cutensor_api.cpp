@@ -62,12 +62,16 @@ loaded open_cutensor() {
   // The compute descriptors are exported objects: dlsym gives their addresses.
   auto* d32 = static_cast<const cutensorComputeDescriptor_t*>(find_symbol(lib, "CUTENSOR_COMPUTE_DESC_32F", missing));
   auto* d64 = static_cast<const cutensorComputeDescriptor_t*>(find_symbol(lib, "CUTENSOR_COMPUTE_DESC_64F", missing));
+  auto* dtf32 = static_cast<const cutensorComputeDescriptor_t*>(find_symbol(lib, "CUTENSOR_COMPUTE_DESC_TF32", missing));
+  auto* d3xtf32 = static_cast<const cutensorComputeDescriptor_t*>(find_symbol(lib, "CUTENSOR_COMPUTE_DESC_3XTF32", missing));
   if (!missing.empty()) {
     out.error = "cuTENSOR at " + a.path + " lacks " + missing + " (tnrt needs cuTENSOR 2.x)";
     return out;
   }
   a.compute_32f = *d32;
   a.compute_64f = *d64;
+  a.compute_tf32 = *dtf32;
+  a.compute_3xtf32 = *d3xtf32;
   a.version = a.cutensorGetVersion();
   if (a.version < 20000) out.error = "cuTENSOR at " + a.path + " is version " + std::to_string(a.version) + "; tnrt needs 2.x";
   return out;

@@ -33,6 +33,8 @@ struct cutensor_api {
 #undef TNRT_CUTENSOR_FN
   cutensorComputeDescriptor_t compute_32f = nullptr;
   cutensorComputeDescriptor_t compute_64f = nullptr;
+  cutensorComputeDescriptor_t compute_tf32 = nullptr;  // reduced precision, opt-in (options::compute_precision)
+  cutensorComputeDescriptor_t compute_3xtf32 = nullptr;
   std::string path;     // the file that was opened
   std::size_t version = 0;
 };

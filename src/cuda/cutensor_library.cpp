@@ -51,6 +51,10 @@ plan_entry::plan_entry(const cutensor_api& api, cutensorHandle_t handle, const l
     : api_(&api), kind_(s.kind), type_(t) {
   try {
     const cutensorComputeDescriptor_t compute = is_double(t) ? api.compute_64f : api.compute_32f;
+    // Reduced precision (opt-in) for single-precision contractions only.
+    const cutensorComputeDescriptor_t contract_compute = is_double(t) || o.precision == 0 ? compute
+                                                         : o.precision == 1                ? api.compute_tf32
+                                                                                           : api.compute_3xtf32;
     desc_a_ = make_descriptor(api, handle, s.a, t, o.alignment);
     desc_d_ = make_descriptor(api, handle, s.d, t, o.alignment);
     if (s.kind == lowered_kind::contraction) {
@@ -58,7 +62,7 @@ plan_entry::plan_entry(const cutensor_api& api, cutensorHandle_t handle, const l
       // C and D are the same buffer with beta = 0, so C is never read.
       TNRT_CUTENSOR(api.cutensorCreateContraction(
           handle, &op_, desc_a_, s.a.modes.data(), CUTENSOR_OP_IDENTITY, desc_b_, s.b.modes.data(),
-          CUTENSOR_OP_IDENTITY, desc_d_, s.d.modes.data(), CUTENSOR_OP_IDENTITY, desc_d_, s.d.modes.data(), compute));
+          CUTENSOR_OP_IDENTITY, desc_d_, s.d.modes.data(), CUTENSOR_OP_IDENTITY, desc_d_, s.d.modes.data(), contract_compute));
     } else {
       TNRT_CUTENSOR(api.cutensorCreateReduction(handle, &op_, desc_a_, s.a.modes.data(), CUTENSOR_OP_IDENTITY, desc_d_,
                                                 s.d.modes.data(), CUTENSOR_OP_IDENTITY, desc_d_, s.d.modes.data(),

@@ -84,11 +84,11 @@ std::size_t engine::slot_of(cudaStream_t stream) {
 }
 
 std::shared_ptr<device::library_plan> engine::plan(const lowered_step& s, dtype t, std::uint32_t alignment) {
-  return plans_->plan(s, t, {opt_.jit, opt_.autotune, opt_.algo, alignment});
+  return plans_->plan(s, t, {opt_.jit, opt_.autotune, opt_.algo, alignment, static_cast<std::uint8_t>(opt_.compute_precision)});
 }
 
 std::shared_ptr<device::library_plan> engine::plan_with_algo(const lowered_step& s, dtype t, int algo, std::uint32_t alignment) {
-  return plans_->plan(s, t, {opt_.jit, opt_.autotune, algo, alignment});
+  return plans_->plan(s, t, {opt_.jit, opt_.autotune, algo, alignment, static_cast<std::uint8_t>(opt_.compute_precision)});
 }
 
 void engine::enqueue(const device::library_plan& p, const void* a, const void* b, void* d, void* workspace,
@@ -117,7 +117,7 @@ blas_handle* engine::blas() {
   if (cudaGetDevice(&current) != cudaSuccess) current = opt_.device;
   try {
     TNRT_CUDA(cudaSetDevice(opt_.device));
-    blas_ = std::make_unique<blas_handle>();
+    blas_ = std::make_unique<blas_handle>(opt_.compute_precision == precision::tf32);
   } catch (const error& e) {
     blas_note_ = e.what();
   }

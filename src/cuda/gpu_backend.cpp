@@ -396,9 +396,8 @@ class cuda_backend final : public gpu_backend {
   }
   std::size_t predict_bytes(const problem& q) override { return compiled_program::predict_bytes(eng_, q); }
   std::size_t slice_table_bytes(const problem& p, std::size_t sliced) override { return cuda::sliced_program::table_bytes_for(p, sliced); }
-  bool memory_limit(std::size_t* limit_bytes) override {
-    std::size_t available = 0;
-    return compiled_program::memory_budget(eng_, limit_bytes, &available);
+  bool memory_limit(std::size_t* limit_bytes, std::size_t* available_bytes) override {
+    return compiled_program::memory_budget(eng_, limit_bytes, available_bytes);
   }
   void wait(stream_handle stream) override { TNRT_CUDA(cudaStreamSynchronize(stream_of(stream))); }
 

@@ -23,6 +23,9 @@ struct plan_options {
   bool autotune = false;          // library incremental autotuning
   int algo = -1;                  // library algorithm id (-1: its default heuristic)
   std::uint32_t alignment = 256;  // byte alignment promised for A, B and D (a power of two <= 256)
+  /// Single-precision contractions' compute type: 0 full (32F), 1 TF32, 2 3xTF32 (opt-in only;
+  /// double precision and reductions always compute in full).
+  std::uint8_t precision = 0;
 };
 
 /// One planned operation. Destroying it releases the library's objects; that may block, so the plan

@@ -16,6 +16,7 @@ void plan_cache::key_into(const lowered_step& s, dtype t, const plan_options& o,
   out.push_back((o.jit ? 1 : 0) | (o.autotune ? 2 : 0));
   out.push_back(o.algo);
   out.push_back(o.alignment);
+  out.push_back(o.precision);
 }
 
 std::shared_ptr<library_plan> plan_cache::plan(const lowered_step& s, dtype t, const plan_options& o) {

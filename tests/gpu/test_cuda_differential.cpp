@@ -561,5 +561,42 @@ TEST_F(Differential, CompiledTimedLayoutsMatchCpu) {
   EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
 }
 
+// Reduced precision is opt-in: full precision by default; TF32 visibly less accurate on a chain of
+// 512-wide products (still within 2e-2), 3xTF32 near FP32; f64 ignores it.
+TEST_F(Differential, ReducedPrecisionIsOptIn) {
+  EXPECT_EQ(cuda::options{}.compute_precision, precision::full);
+  const network net = parse_expression("ab,bc,cd->ad", {{256, 512}, {512, 512}, {512, 256}});
+  for (dtype t : {dtype::f32, dtype::c64, dtype::f64}) {
+    problem p;
+    p.net = net;
+    p.tree = tree_from_linear_path(p.net, {{0, 1}, {0, 1}});
+    p.type = t;
+    p.source = "chain";
+    const auto in = gputest::random_inputs(p, 9, -1.0, 1.0);
+    const host_tensor want = cpu::contract(p, in);
+    double err[3] = {0, 0, 0};
+    for (const precision pr : {precision::full, precision::tf32, precision::tf32x3}) {
+      cuda::options opt;
+      opt.compute_precision = pr;
+      engine eng(opt);
+      const double e_eager = gputest::rel_error(run_eager(eng, p, in), want);
+      const double e_compiled = gputest::rel_error(run_compiled(eng, p, in), want);
+      err[static_cast<int>(pr)] = std::max(e_eager, e_compiled);
+      std::printf("[precision] %s %s: rel error eager %.3e, compiled %.3e\n", std::string(name_of(t)).c_str(),
+                  pr == precision::full ? "full" : pr == precision::tf32 ? "tf32" : "tf32x3", e_eager, e_compiled);
+    }
+    const double full_tol = gputest::tolerance(t, 512 * 2, 64.0);
+    EXPECT_LE(err[0], full_tol) << name_of(t);
+    if (is_double(t)) {
+      EXPECT_LE(err[1], full_tol) << "f64 ignores tf32";
+      EXPECT_LE(err[2], full_tol) << "f64 ignores tf32x3";
+    } else {
+      EXPECT_GT(err[1], 10 * err[0]) << name_of(t) << ": TF32 should be visibly coarser than FP32";
+      EXPECT_LE(err[1], 2e-2) << name_of(t);
+      EXPECT_LE(err[2], std::max(10 * err[0], full_tol)) << name_of(t) << ": 3xTF32 near FP32";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tnrt

@@ -205,6 +205,15 @@ TEST(CudaSliced, LimitRangesMemoryAndNoHostSync) {
   slice_request none;
   none.memory_limit_bytes = 1024;
   EXPECT_THROW((void)ctx.plan_sliced(p, none), out_of_memory);
+  // A requested limit above the options' share of the free memory (80%) but within it is the
+  // limit, as compile's admission takes it; one above everything is capped at what there is.
+  std::size_t free_bytes = 0, total_bytes = 0;
+  gputest::check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  slice_request high;
+  high.memory_limit_bytes = free_bytes / 10 * 9;
+  EXPECT_EQ(ctx.plan_sliced(p, high).limit_bytes, high.memory_limit_bytes);
+  high.memory_limit_bytes = total_bytes * 4;
+  EXPECT_LE(ctx.plan_sliced(p, high).limit_bytes, total_bytes);
 }
 
 }  // namespace

@@ -132,5 +132,9 @@ def test_context_options_are_checked():
             _tnrt.Context(-1, {key: "sometimes"})
         _tnrt.Context(-1, {key: "never"})
     _tnrt.Context(-1, {"time_layouts": False})
+    for value in ("full", "tf32", "tf32x3"):
+        _tnrt.Context(-1, {"precision": value})
+    with pytest.raises(tnrt.UsageError, match="precision"):
+        _tnrt.Context(-1, {"precision": "half"})
     with pytest.raises(tnrt.UsageError, match="no_such_option"):
         _tnrt.Context(-1, {"no_such_option": 1})

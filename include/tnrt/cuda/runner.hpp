@@ -31,6 +31,7 @@ using tnrt::exec_mode;
 using tnrt::kernel_choice;
 using tnrt::options;
 using tnrt::plan_cache_stats;
+using tnrt::precision;
 using tnrt::sync_stats;
 
 struct run_request {
