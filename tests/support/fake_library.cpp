@@ -18,6 +18,7 @@ std::shared_ptr<device::library_plan> fake_library::plan(const lowered_step& s, 
   key.push_back((o.jit ? 1 : 0) | (o.autotune ? 2 : 0));
   key.push_back(o.algo);
   key.push_back(o.alignment);
+  key.push_back(o.precision);
   const std::uint64_t workspace = workspace_(s, t);
   auto p = std::make_shared<fake_plan>(counts_, std::move(key), counts_->builds, workspace);
   ++counts_->builds;

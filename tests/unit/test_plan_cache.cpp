@@ -96,6 +96,19 @@ TEST(PlanCache, EvictsTheLeastRecentlyUsed) {
   EXPECT_EQ(lib.stats().builds, builds + 1);
 }
 
+// The compute precision is part of the key: a TF32 plan never serves a full-precision step.
+TEST(PlanCache, PrecisionIsPartOfTheKey) {
+  fake_library lib;
+  plan_cache cache(lib, 4);
+  plan_options full, tf32;
+  tf32.precision = 1;
+  auto a = cache.plan(reduction(3), dtype::f32, full);
+  auto b = cache.plan(reduction(3), dtype::f32, tf32);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(cache.plan(reduction(3), dtype::f32, full), a);
+  EXPECT_EQ(cache.stats().misses, 2U);
+}
+
 TEST(PlanCache, KeysWithOneHashStayApart) {
   // FNV-1a with a xor-shift is a bijection per word, so two keys that differ in the extent word
   // collide when the stride word right after it cancels the difference of the running states.
