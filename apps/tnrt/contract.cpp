@@ -820,6 +820,8 @@ int run_contract(std::span<char* const> argv) {
   (void)a.choice_or("algo-timing", "auto", {"auto", "off"});
   (void)a.choice_or("gemm", "auto", {"auto", "on", "off"});
   (void)a.choice_or("precision", "full", {"full", "tf32", "tf32x3"});
+  (void)a.choice_or("layout", "auto", {"auto", "follow", "column", "row"});
+  (void)a.choice_or("tiled", "auto", {"auto", "on", "off"});
   (void)a.choice_or("retire", "deferred", {"deferred", "barrier"});
   (void)a.int_or("retire-capacity", 1, 1, 1 << 20);
   (void)a.bytes_or("workspace-cap", 0);
