@@ -71,45 +71,6 @@ std::size_t total_bytes(std::span<const buffer_request> requests) {
   return sum;
 }
 
-// Calls f(offset, sub_offset, run) for every contiguous run of elements of the sub-tensor of a
-// row-major tensor (labels, shape) at the sliced labels' values: offset in the full tensor,
-// sub_offset in the dense sub-tensor (the full shape with each sliced position's extent 1), both in
-// elements. The trailing unsliced modes are contiguous in both, so they form one run.
-template <class F>
-void for_each_run(const std::vector<label_t>& labels, const std::vector<std::int64_t>& shape,
-                  const std::vector<int>& slot_of_label, const std::vector<std::int64_t>& values, F&& f) {
-  const std::size_t rank = labels.size();
-  auto sliced = [&](std::size_t j) { return slot_of_label[static_cast<std::size_t>(labels[j])] >= 0; };
-  const std::vector<std::int64_t> strides = row_major_strides(shape);
-  std::int64_t base = 0;
-  for (std::size_t j = 0; j < rank; ++j)
-    if (sliced(j))
-      base += values[static_cast<std::size_t>(slot_of_label[static_cast<std::size_t>(labels[j])])] * strides[j];
-  std::size_t tail = rank;
-  while (tail > 0 && !sliced(tail - 1)) --tail;
-  std::int64_t run = 1;
-  for (std::size_t j = tail; j < rank; ++j) run *= shape[j];
-  std::vector<std::size_t> outer;  // unsliced modes before the run, outermost first
-  std::int64_t outer_count = 1;
-  for (std::size_t j = 0; j < tail; ++j)
-    if (!sliced(j)) {
-      outer.push_back(j);
-      outer_count *= shape[j];
-    }
-  std::vector<std::int64_t> idx(outer.size(), 0);
-  std::int64_t offset = base;
-  for (std::int64_t k = 0; k < outer_count; ++k) {
-    f(offset, k * run, run);
-    for (std::size_t d = outer.size(); d-- > 0;) {  // odometer, last mode fastest
-      const std::size_t j = outer[d];
-      offset += strides[j];
-      if (++idx[d] < shape[j]) break;
-      offset -= idx[d] * strides[j];
-      idx[d] = 0;
-    }
-  }
-}
-
 void check_inputs(const problem& p, std::span<const host_tensor> inputs) {
   const network& net = p.net;
   if (inputs.size() != net.inputs.size())
@@ -258,70 +219,27 @@ host_tensor contract_sliced(const problem& p, std::span<const host_tensor> input
     if (progress) progress(1, 1);
     return r;
   }
+  // The moves of every slice (core's layout, the same the device kernels carry out): each sliced
+  // input's sub-tensor into its one-slice buffer, the one-slice result added into its block of R.
   const network& net = p.net;
-  const std::size_t elem = size_of(p.type);
-  std::vector<int> slot_of_label(net.label_count(), -1);
-  for (std::size_t i = 0; i < labels.size(); ++i)
-    slot_of_label[static_cast<std::size_t>(labels[i])] = static_cast<int>(i);
-  auto holds_sliced = [&](const std::vector<label_t>& ls) {
-    return std::any_of(ls.begin(), ls.end(),
-                       [&](label_t l) { return slot_of_label[static_cast<std::size_t>(l)] >= 0; });
-  };
-
-  // One buffer per input in the one-slice shape; those without a sliced label never change.
+  const slice_layout lay = layout_slices(p, labels);
   std::vector<host_tensor> slice_inputs;
-  std::vector<bool> sliced_input(inputs.size(), false);
   slice_inputs.reserve(inputs.size());
-  for (std::size_t k = 0; k < inputs.size(); ++k) {
-    slice_inputs.emplace_back(p.type, q.net.shape_of(net.inputs[k]));
-    sliced_input[k] = holds_sliced(net.inputs[k]);
-    if (!sliced_input[k]) std::memcpy(slice_inputs[k].data(), inputs[k].data(), inputs[k].bytes());
-  }
+  for (std::size_t k = 0; k < inputs.size(); ++k) slice_inputs.emplace_back(p.type, q.net.shape_of(net.inputs[k]));
+  for (std::size_t k : lay.fixed_inputs) std::memcpy(slice_inputs[k].data(), inputs[k].data(), inputs[k].bytes());  // never change
 
   host_tensor result(p.type, net.shape_of(net.output));
   fill_constant(result, 0.0);
   const std::vector<std::int64_t> slice_out_shape = q.net.shape_of(net.output);
-
-  std::vector<std::int64_t> values(labels.size(), 0);
-  {
-    std::int64_t rest = first;  // the first slice's values, the last label fastest
-    for (std::size_t d = labels.size(); d-- > 0;) {
-      const std::int64_t e = net.extents[static_cast<std::size_t>(labels[d])];
-      values[d] = rest % e;
-      rest /= e;
-    }
-  }
-  const std::int64_t total = count;
-  for (std::int64_t s = 0; s < total; ++s) {
-    for (std::size_t k = 0; k < inputs.size(); ++k) {
-      if (!sliced_input[k]) continue;
-      const auto* src = static_cast<const unsigned char*>(inputs[k].data());
-      auto* dst = static_cast<unsigned char*>(slice_inputs[k].data());
-      for_each_run(net.inputs[k], inputs[k].shape(), slot_of_label, values,
-                   [&](std::int64_t offset, std::int64_t sub, std::int64_t run) {
-                     std::memcpy(dst + static_cast<std::size_t>(sub) * elem,
-                                 src + static_cast<std::size_t>(offset) * elem, static_cast<std::size_t>(run) * elem);
-                   });
-    }
+  for (std::int64_t s = first; s < first + count; ++s) {
+    for (std::size_t k : lay.sliced_inputs) apply_slice_move(lay, lay.input_moves[k], s, inputs[k].data(), slice_inputs[k].data(), p.type, false);
     const host_tensor part = contract_one(q, slice_inputs);
     if (part.type() != p.type || part.shape() != slice_out_shape)
       throw shape_error(where(q) + ": the slice contraction returned a " + std::string(name_of(part.type())) +
                         " tensor of rank " + std::to_string(part.rank()) +
                         " that does not have the one-slice output's shape and dtype");
-    visit_dtype(p.type, [&](auto zero) {
-      using T = decltype(zero);
-      T* out = result.as<T>();
-      const T* in = part.as<T>();
-      for_each_run(net.output, result.shape(), slot_of_label, values,
-                   [&](std::int64_t offset, std::int64_t sub, std::int64_t run) {
-                     for (std::int64_t i = 0; i < run; ++i) out[offset + i] += in[sub + i];
-                   });
-    });
-    if (progress) progress(s + 1, total);
-    for (std::size_t d = labels.size(); d-- > 0;) {  // next combination, the last label fastest
-      if (++values[d] < net.extents[static_cast<std::size_t>(labels[d])]) break;
-      values[d] = 0;
-    }
+    apply_slice_move(lay, lay.output_move, s, part.data(), result.data(), p.type, true);
+    if (progress) progress(s - first + 1, count);
   }
   return result;
 }
