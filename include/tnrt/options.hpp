@@ -46,7 +46,8 @@ struct options {
   layout_policy intermediate_layout = layout_policy::column_major;
   /// Compiled: build the program under each intermediate layout (intermediate_layout first, then
   /// the other two), time a few replays of each and keep the fastest (a candidate replaces the kept
-  /// one when at least 3% faster; one that does not fit beside it is skipped). Off: the
+  /// one when at least 3% faster; the two held at once share the memory limit, and a candidate that
+  /// does not fit in what the kept one leaves is skipped). Off: the
   /// intermediate_layout alone. Eager and sliced programs always take intermediate_layout.
   bool time_layouts = true;
   /// See `precision`: reduced precision only when asked for.

@@ -51,21 +51,38 @@ compiled_program::compiled_program(engine& eng, const problem& p, plan_only)
 compiled_program::~compiled_program() = default;
 
 namespace {
-// The median of five replays after two warm-ups, on the engine's stream (compile time: it waits).
+// Compile-time timing with two events on one stream (it waits for each measurement).
+class stream_timer {
+ public:
+  stream_timer() {
+    cudaEvent_t raw = nullptr;
+    TNRT_CUDA(cudaEventCreate(&raw));
+    e0_.reset(raw);
+    TNRT_CUDA(cudaEventCreate(&raw));
+    e1_.reset(raw);
+  }
+  /// Milliseconds of what `enqueue` puts on `st`.
+  template <class F>
+  float ms(cudaStream_t st, F&& enqueue) {
+    TNRT_CUDA(cudaEventRecord(e0_.get(), st));
+    enqueue();
+    TNRT_CUDA(cudaEventRecord(e1_.get(), st));
+    TNRT_CUDA(cudaEventSynchronize(e1_.get()));
+    float t = 0;
+    TNRT_CUDA(cudaEventElapsedTime(&t, e0_.get(), e1_.get()));
+    return t;
+  }
+
+ private:
+  event_owner e0_, e1_;
+};
+
+// The median of five replays after two warm-ups.
 float time_replays(compiled_program& prog, cudaStream_t st) {
-  cudaEvent_t raw0 = nullptr, raw1 = nullptr;
-  TNRT_CUDA(cudaEventCreate(&raw0));
-  const event_owner e0(raw0);
-  TNRT_CUDA(cudaEventCreate(&raw1));
-  const event_owner e1(raw1);
+  stream_timer timer;
   std::vector<float> ms;
   for (int rep = 0; rep < 7; ++rep) {
-    TNRT_CUDA(cudaEventRecord(e0.get(), st));
-    prog.run(st);
-    TNRT_CUDA(cudaEventRecord(e1.get(), st));
-    TNRT_CUDA(cudaEventSynchronize(e1.get()));
-    float t = 0;
-    TNRT_CUDA(cudaEventElapsedTime(&t, e0.get(), e1.get()));
+    const float t = timer.ms(st, [&] { prog.run(st); });
     if (rep >= 2) ms.push_back(t);
   }
   std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
@@ -79,6 +96,10 @@ float time_replays(compiled_program& prog, cudaStream_t st) {
 std::unique_ptr<compiled_program> compiled_program::build(engine& eng, const problem& p) {
   if (!eng.opts().time_layouts || p.tree.steps.size() < 2) return std::make_unique<compiled_program>(eng, p);
   const auto t0 = std::chrono::steady_clock::now();
+  // Both programs held at once stay under the memory limit together: a candidate gets what the
+  // kept one leaves of it.
+  std::size_t limit = 0, available = 0;
+  const bool limit_known = memory_budget(eng, &limit, &available);
   const layout_policy first = eng.opts().intermediate_layout;
   std::vector<layout_policy> order{first};
   for (layout_policy l : {layout_policy::column_major, layout_policy::row_major, layout_policy::follow})
@@ -87,9 +108,14 @@ std::unique_ptr<compiled_program> compiled_program::build(engine& eng, const pro
   std::vector<std::pair<layout_policy, float>> times{{order[0], time_replays(*best, eng.stream())}};
   float best_ms = times[0].second;
   for (std::size_t i = 1; i < order.size(); ++i) {
+    std::size_t cand_limit = 0;  // 0: the options' limit (the device cannot say what is free)
+    if (limit_known) {
+      if (best->device_bytes() >= limit) break;
+      cand_limit = limit - best->device_bytes();
+    }
     std::unique_ptr<compiled_program> cand;
     try {
-      cand = std::make_unique<compiled_program>(eng, p, 0, 0, &order[i]);
+      cand = std::make_unique<compiled_program>(eng, p, 0, cand_limit, &order[i]);
     } catch (const out_of_memory&) {
       continue;  // does not fit beside the kept one
     }
@@ -417,22 +443,13 @@ void compiled_program::launch_io(std::span<const void* const> srcs, void* out, c
 // Times each step that tnrt's own kernel can take both ways, on the program's own buffers (their
 // contents do not matter to the speed), and keeps the faster. Compile time only: it synchronizes.
 void compiled_program::choose_kernels_by_timing(const problem& p, const step_choices& c) {
-  cudaEvent_t raw0 = nullptr, raw1 = nullptr;
-  TNRT_CUDA(cudaEventCreate(&raw0));
-  const event_owner e0(raw0);
-  TNRT_CUDA(cudaEventCreate(&raw1));
-  const event_owner e1(raw1);
+  stream_timer timer;
   cudaStream_t st = eng_->stream();
   auto time_op = [&](const op& o) {
     float best = 1e30F;
     for (int rep = 0; rep < 5; ++rep) {  // the first run warms caches and loads the module
-      TNRT_CUDA(cudaEventRecord(e0.get(), st));
-      enqueue_op(o, st);
-      TNRT_CUDA(cudaEventRecord(e1.get(), st));
-      TNRT_CUDA(cudaEventSynchronize(e1.get()));
-      float ms = 0;
-      TNRT_CUDA(cudaEventElapsedTime(&ms, e0.get(), e1.get()));
-      if (rep > 0) best = std::min(best, ms);
+      const float t = timer.ms(st, [&] { enqueue_op(o, st); });
+      if (rep > 0) best = std::min(best, t);
     }
     return best;
   };
