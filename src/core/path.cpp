@@ -198,7 +198,9 @@ ssa_path exhaustive(const network& net) {
       double flops = 1;
       for (label_t l : unique_labels(step_labels)) flops *= static_cast<double>(net.extents[static_cast<std::size_t>(l)]);
       const double total = best[a] + best[b] + flops;
-      if (total < best[s]) {
+      // split[s] == 0: take the first split even when its cost overflows to infinity (huge
+      // extents), so that every subset has one and the walk below ends
+      if (total < best[s] || split[s] == 0) {
         best[s] = total;
         split[s] = a;
       }

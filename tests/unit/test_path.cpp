@@ -55,6 +55,25 @@ TEST(path, trivial_networks) {
     EXPECT_EQ(tnrt::optimize_path(two, how), (path_t{{0, 1}}));
 }
 
+// fuzz_expression, crash-95891f02 (CI, 2026-12-02): extents near 2^62 over many labels make a
+// step's cost overflow a double to infinity; no split then beat the initial infinity, a subset kept
+// split 0, and the path walk recursed on that subset until the stack overflowed. Every optimizer
+// must still return a valid path (n - 1 steps) on such a network.
+TEST(path, costs_that_overflow_to_infinity_still_give_a_valid_path) {
+  std::string op;
+  std::vector<std::int64_t> shape;
+  for (int i = 0; i < 20; ++i) {
+    op += static_cast<char>('a' + i);
+    shape.push_back(std::int64_t{1} << 60);
+  }
+  const auto net = tnrt::parse_expression(op + "," + op + "," + op + "," + op + "->", {shape, shape, shape, shape});
+  for (auto how : {path_optimizer::greedy, path_optimizer::exhaustive, path_optimizer::automatic, path_optimizer::hyper}) {
+    const auto path = tnrt::optimize_path(net, how);
+    ASSERT_EQ(path.size(), 3u);
+    EXPECT_NO_THROW((void)tnrt::tree_from_linear_path(net, path));
+  }
+}
+
 TEST(path, exhaustive_finds_the_cheap_matrix_chain_order) {
   // A(10x1000) B(1000x5) C(5x200): (AB)C = 50000 + 10000; A(BC) = 1000000 + 2000000
   const auto net = tnrt::parse_expression("ab,bc,cd->ad", {{10, 1000}, {1000, 5}, {5, 200}});
