@@ -35,7 +35,7 @@ constexpr double default_fill = 0.757858283255199;
 
 constexpr option_spec contract_specs[] = {
     {"help", false},         {"dtype", true},     {"bond-dim", true},
-    {"label-size", true},    {"path", true},      {"optimizer", true},
+    {"label-size", true},    {"path", true},      {"optimizer", true},    {"path-file", true},
     {"shapes", true},        {"device", true},    {"mode", true},
     {"fill", true},          {"random", true},    {"inputs", true},
     {"out", true},           {"verify", false},   {"warmup", true},
@@ -64,7 +64,10 @@ problem:
   --path opt_size|opt_flops  which path of an einsum JSON's "paths" to take
   --optimizer greedy|exhaustive|auto|hyper
                              find the path with the built-in optimizer (replaces a file's tree/path;
-                             hyper: random-greedy trials + subtree reconfiguration, seed 0, at most 1 s)
+                             auto, an expression's default: the search scored by tnrt's cost model,
+                             16 trials, deterministic; hyper: 64 trials, at most 1 s; see tnrt inspect)
+  --path-file FILE.json      the linear path in FILE ([[0, 1], ...] or {"path": [...]}; replaces the
+                             file's tree/path; tnrt inspect --write-path writes one)
 data (never all zeros):
   --fill VALUE               every input element = VALUE (default 0.5^0.4 = 0.757858283255199)
   --random SEED              uniform in [0.9*fill, 1.1*fill), one stream per input

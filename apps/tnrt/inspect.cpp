@@ -4,10 +4,14 @@
 #include <limits>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cli.hpp"
 #include "tnrt/context.hpp"
 #include "tnrt/errors.hpp"
+#include "tnrt/formats.hpp"
 #include "tnrt/path.hpp"
+#include "tnrt/search.hpp"
 #include "tnrt/slicing.hpp"
 
 namespace tnrt::cli {
@@ -18,13 +22,16 @@ constexpr option_spec inspect_specs[] = {
     {"help", false}, {"dtype", true},     {"bond-dim", true}, {"label-size", true},
     {"path", true},  {"optimizer", true}, {"shapes", true},   {"bandwidth", true},
     {"memory-limit", true}, {"slice", true}, {"slice-range", true}, {"device", true},
+    {"path-file", true}, {"write-path", true},
 };
 
 constexpr const char* inspect_help = R"(usage: tnrt inspect INPUT [options]
 
 Prints the cost of contracting INPUT along its tree: steps, tc (log2 multiply-adds), sc (log2
 elements of the largest tensor), rwc (log2 elements read and written), the bytes those mean for the
-dtype, and the bandwidth floor (bytes / bandwidth): no run can be faster than that.
+dtype, the bandwidth floor (bytes / bandwidth): no run can be faster than that, and the time of
+tnrt's cost model (per step the larger of flops / 50.7 TFLOP/s and bytes / bandwidth, plus 2 us),
+which the path search minimises.
 
   --dtype f32|f64|c64|c128   element type for the byte counts (default f32, or the einsum JSON's)
   --bond-dim N               extent of every label (default 2)
@@ -32,8 +39,13 @@ dtype, and the bandwidth floor (bytes / bandwidth): no run can be faster than th
   --shapes 2x3,3x4           operand shapes of an expression
   --path opt_size|opt_flops  which path of an einsum JSON's "paths" to take
   --optimizer greedy|exhaustive|auto|hyper
-                             use the built-in optimizer instead of the file's tree/path (hyper:
-                             random-greedy trials + subtree reconfiguration, seed 0, at most 1 s)
+                             use the built-in optimizer instead of the file's tree/path (auto:
+                             random-greedy trials + subtree reconfiguration scored by the cost model
+                             below, seed 0, 16 trials, deterministic; hyper: 64 trials, at most 1 s)
+  --path-file FILE.json      take the linear path in FILE ([[0, 1], ...] as json.dump writes a
+                             cotengra tree's get_path() or opt_einsum's path, or {"path": [...]})
+  --write-path FILE.json     write the tree's linear path and its costs there (atomically), for
+                             --path-file, einsum JSON's "path" or cotengra's ContractionTree.from_path
   --bandwidth GBPS           memory bandwidth for the floor (default 4250, the H200's copy bandwidth)
 slicing (printed when any of these is given or the file has "slices"; nothing is allocated):
   --memory-limit SIZE|P%     the limit to slice under (40G, 40GB, 40GiB; a share needs --device cuda)
@@ -77,6 +89,21 @@ int run_inspect(std::span<char* const> argv) {
   std::printf("largest tensor: %s\n", format_bytes(c.max_elements * elem).c_str());
   std::printf("bytes read+written: %.6g (%s)\n", rw_bytes, format_bytes(rw_bytes).c_str());
   std::printf("floor: %.3f ms at %g GB/s\n", floor_ms, bandwidth_gbps);
+  cost_model model = cost_model::for_dtype(p.type);
+  model.bandwidth_gbps = bandwidth_gbps;
+  const double model_ms = predicted_seconds(p.net, p.tree, model) * 1e3;
+  std::printf("model: %.3f ms (per step max(flops / %g TFLOP/s, bytes / %g GB/s) + %g us)\n", model_ms, model.peak_tflops,
+              model.bandwidth_gbps, model.step_overhead_us);
+  if (const auto out = a.value("write-path")) {
+    nlohmann::json j;
+    j["path"] = linear_path_of(p.net, p.tree);
+    j["source"] = p.source;
+    j["inputs"] = p.net.inputs.size();
+    j["log2_flops"] = c.log2_tc;
+    j["log2_size"] = c.log2_sc;
+    j["model_ms"] = model_ms;
+    write_file_atomically(*out, j.dump(1) + "\n");
+  }
   const std::string device = a.choice_or("device", "cpu", {"cpu", "cuda"});
   if (!wants_slicing(a, p)) return 0;
   const slice_args sa = parse_slice_args(a, p);

@@ -87,6 +87,14 @@ problem load_problem(const std::string& input, const parsed_args& args, std::spa
     throw usage_error("--path (a path from the file) and --optimizer (the built-in optimizer) exclude each other");
   }
   if (args.has("path")) (void)args.choice_or("path", "opt_size", {"opt_size", "opt_flops"});
+  // --path-file: a linear path from a file of its own (cotengra's or opt_einsum's, json-dumped, or
+  // what --write-path wrote); read before the input so that a bad file fails before any search
+  std::optional<std::vector<std::vector<int>>> path_file;
+  if (const auto f = args.value("path-file")) {
+    if (optimizer || args.has("path"))
+      throw usage_error(std::string("--path-file and ") + (optimizer ? "--optimizer" : "--path") + " exclude each other");
+    path_file = load_linear_path_file(*f);
+  }
 
   std::error_code ec;
   const bool is_file = std::filesystem::exists(input, ec);
@@ -101,7 +109,8 @@ problem load_problem(const std::string& input, const parsed_args& args, std::spa
     lo.einsum.path_name = args.value_or("path", "");
     lo.einsum.type = type;
     p = load_file(input, lo);
-    if (optimizer) p.tree = tree_from_linear_path(p.net, optimize_path(p.net, *optimizer));
+    if (optimizer) p.tree = tree_from_linear_path(p.net, optimize_path(p.net, *optimizer, p.type));
+    if (path_file) p.tree = tree_from_linear_path(p.net, *path_file);
   } else if (looks_like_expression(input)) {
     if (args.has("path"))
       throw usage_error("--path selects a path stored in an einsum JSON file; use --optimizer for an expression");
@@ -119,8 +128,9 @@ problem load_problem(const std::string& input, const parsed_args& args, std::spa
       shapes = shapes_from_labels(input, bond_dim, label_sizes);
     }
     p.net = parse_expression(input, shapes);
-    p.tree = tree_from_linear_path(p.net, optimize_path(p.net, optimizer.value_or(path_optimizer::automatic)));
     p.type = type.value_or(given.empty() ? dtype::f32 : given.front().type());
+    p.tree = tree_from_linear_path(p.net, path_file ? *path_file
+                                                    : optimize_path(p.net, optimizer.value_or(path_optimizer::automatic), p.type));
     p.source = "expression '" + input + "'";
   } else {
     throw io_error("cannot open '" + input + "': no such file (and it is not an einsum expression)");

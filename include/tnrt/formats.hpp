@@ -65,6 +65,19 @@ std::vector<std::vector<std::int64_t>> parse_shapes(std::string_view text);
 /// one position twice, or a path that does not end in one operand.
 contraction_tree tree_from_linear_path(const network& net, const std::vector<std::vector<int>>& path);
 
+/// The opt_einsum linear path of a tree (a unary step is a one-position entry), the inverse of
+/// tree_from_linear_path up to the order of each step's output labels. path_error for a tree whose
+/// step uses an operand that is not live at that point.
+std::vector<std::vector<int>> linear_path_of(const network& net, const contraction_tree& tree);
+
+/// A linear path on its own: a JSON list of position tuples ([[0, 1], [0, 1]]: what json.dump
+/// writes for opt_einsum's path or a cotengra ContractionTree's get_path()), or an object whose
+/// "path" is one (an einsum JSON, or what `tnrt inspect --write-path` writes). parse_error for
+/// anything else (with the JSON position), io_error for a file that cannot be read. The path is not
+/// checked against a network here: tree_from_linear_path does that.
+std::vector<std::vector<int>> load_linear_path_json(std::string_view json_text, std::string source = {});
+std::vector<std::vector<int>> load_linear_path_file(const std::string& path);
+
 /// Loads by content: a JSON object with "tree" is a tree JSON, with "format_string" an einsum JSON.
 struct load_options {
   tree_json_options tree;

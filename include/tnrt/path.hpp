@@ -12,9 +12,12 @@ enum class path_optimizer { greedy, exhaustive, automatic, hyper };
 /// Returns an opt_einsum-style linear path for the network's inputs. greedy: repeatedly contract
 /// the pair with the smallest (size(out) - size(a) - size(b)), preferring pairs that share labels;
 /// exhaustive: best total multiply-adds over all orders (at most 8 inputs, else throws usage_error);
-/// automatic: exhaustive up to 6 inputs, greedy beyond; hyper: search_path (tnrt/search.hpp) with its
-/// default options (seed 0, 64 random-greedy trials and subtree reconfiguration, at most 1 s).
-std::vector<std::vector<int>> optimize_path(const network& net, path_optimizer how = path_optimizer::automatic);
+/// hyper: search_path (tnrt/search.hpp) with its default options (seed 0, 64 random-greedy trials and
+/// subtree reconfiguration, at most 1 s); automatic: search_path scored by tnrt's cost model too,
+/// bounded by trials so that it is deterministic (automatic_search_options). Both score with the
+/// cost model of `type` (its bytes per element).
+std::vector<std::vector<int>> optimize_path(const network& net, path_optimizer how = path_optimizer::automatic,
+                                            dtype type = dtype::f32);
 
 struct tree_cost {
   std::size_t steps = 0;

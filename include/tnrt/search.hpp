@@ -3,13 +3,46 @@
 // random-greedy trials (Boltzmann-sampled pair choices, hyperparameters drawn per trial) followed by
 // subtree reconfiguration of the best trees (each subtree of up to `reconf_leaves` sub-operands is
 // re-ordered optimally by dynamic programming over subsets when that lowers the cost).
+//
+// Trees are scored by tnrt's cost model (the default) or by multiply-adds alone. The model is a
+// roofline per step: a step costs the larger of its flops over the peak and its bytes over the
+// bandwidth, plus a fixed launch overhead, so that a memory-bound step (an outer product, a large
+// permutation, a big intermediate read once) is not free the way it is in a flop count.
 #include <cstdint>
 #include <optional>
 #include <vector>
 
+#include "tnrt/dtype.hpp"
 #include "tnrt/network.hpp"
 
 namespace tnrt {
+
+/// tnrt's cost model of a contraction on the GPU: each step takes
+///   max(multiply-adds * flops_per_multiply_add / peak, elements read and written * bytes / bandwidth)
+///   + step_overhead
+/// and a tree takes the sum over its steps. The defaults are the H200's measured figures for f32:
+/// 4250 GB/s copy bandwidth and a 50.7 TFLOP/s GEMM peak (docs/results.md), and about 2 us a step
+/// (a compiled step's launch and gaps). for_dtype scales the bytes and the flops of a
+/// multiply-add (8 real flops for a complex one); the peak stays the f32 figure (no other was measured).
+struct cost_model {
+  double bytes_per_element = 4;
+  double flops_per_multiply_add = 2;
+  double peak_tflops = 50.7;
+  double bandwidth_gbps = 4250;
+  double step_overhead_us = 2.0;
+
+  [[nodiscard]] static cost_model for_dtype(dtype type);
+  /// Seconds of one step of `multiply_adds` that reads and writes `rw_elements` in all.
+  [[nodiscard]] double step_seconds(double multiply_adds, double rw_elements) const noexcept;
+};
+
+/// The model's time of a whole tree (sum over its steps; a tree of no steps takes 0 s). Throws what
+/// operand_labels throws for an invalid tree.
+double predicted_seconds(const network& net, const contraction_tree& tree, const cost_model& model);
+
+/// What the search minimises: the cost model's time (the default), or total multiply-adds (what
+/// opt_einsum's and cotengra's "flops" objective counts). Either way `size_weight` adds the size term.
+enum class search_objective { model, flops };
 
 struct search_options {
   /// seeds every random draw (a splitmix64 stream: the same on every platform).
@@ -22,8 +55,12 @@ struct search_options {
   /// deterministic under `seed` with max_seconds = 0 (then bounded by max_trials and by
   /// reconfiguration running to a fixed point, at most `reconf_passes` passes).
   double max_seconds = 1.0;
-  /// score = log2(total multiply-adds + size_weight * total elements written by the steps), like
-  /// cotengra's "combo" objective; 0 scores multiply-adds alone.
+  /// what a tree is scored by (see search_objective) and the model's figures.
+  search_objective objective = search_objective::model;
+  cost_model model;
+  /// score = the objective (seconds under the model, or multiply-adds) + size_weight * total elements
+  /// written by the steps, in the objective's unit per element (flops: like cotengra's "combo"; model:
+  /// seconds per element, so 1e-12 is about an extra write at 4 TB/s); 0 leaves the objective alone.
   double size_weight = 0.0;
   /// cap on the element count of every tensor of the tree (inputs, intermediates, result): trees
   /// over it are rejected; none found (or an input or the output over it) throws out_of_memory.
@@ -40,9 +77,16 @@ struct search_result {
   std::vector<std::vector<int>> path;  // opt_einsum-style linear path
   double log2_flops = 0;               // cost_of(...).log2_tc of the path's tree
   double log2_largest = 0;             // cost_of(...).log2_sc
+  double predicted_seconds = 0;        // the cost model's time of the path's tree (options' model)
   int trials = 0;                      // greedy trials run
   double seconds = 0;                  // wall-clock time of the search
 };
+
+/// The options of path_optimizer::automatic (the CLI's and Python's "auto"): the cost model of
+/// `type`, seed 0, 16 trials, reconfiguration to a fixed point, and a 10 s cap that only a network
+/// of many thousands of tensors reaches (the result is deterministic below it). The reference
+/// network (550 tensors) takes about 0.5 s on one core of the dev machine.
+search_options automatic_search_options(dtype type);
 
 /// Searches a contraction path for `net` (hyperedges, output labels, scalars, disconnected parts
 /// all allowed). Throws usage_error for bad options, out_of_memory when the memory limit cannot be met.

@@ -206,9 +206,9 @@ tnrt::problem problem_from_expression(const std::string& expr, const std::vector
                                       const std::string& optimizer) {
   tnrt::problem p;
   p.net = tnrt::parse_expression(expr, shapes);
-  p.tree = tnrt::tree_from_linear_path(p.net, path ? *path : tnrt::optimize_path(p.net, optimizer_of(optimizer)));
-  tnrt::validate(p.net, p.tree);
   p.type = tnrt::parse_dtype(type);
+  p.tree = tnrt::tree_from_linear_path(p.net, path ? *path : tnrt::optimize_path(p.net, optimizer_of(optimizer), p.type));
+  tnrt::validate(p.net, p.tree);
   p.source = "python";
   return p;
 }
@@ -555,10 +555,11 @@ NB_MODULE(_tnrt, m) {
 
   m.def(
       "linear_path",
-      [](const std::string& expr, const std::vector<std::vector<std::int64_t>>& shapes, const std::string& optimizer) {
-        return tnrt::optimize_path(tnrt::parse_expression(expr, shapes), optimizer_of(optimizer));
+      [](const std::string& expr, const std::vector<std::vector<std::int64_t>>& shapes, const std::string& optimizer,
+         const std::string& type) {
+        return tnrt::optimize_path(tnrt::parse_expression(expr, shapes), optimizer_of(optimizer), tnrt::parse_dtype(type));
       },
-      "expression"_a, "shapes"_a, "optimizer"_a = "auto");
+      "expression"_a, "shapes"_a, "optimizer"_a = "auto", "dtype"_a = "float32");
 
   nb::class_<tnrt::problem>(m, "Problem")
       .def_static("from_expression", &problem_from_expression, "expression"_a, "shapes"_a, "dtype"_a, "path"_a = nb::none(),

@@ -45,8 +45,9 @@ def _input_labels(eq):
     return eq.split("->")[0].split(",")
 
 
-def resolve_path(optimize, eq, shapes):
-    """A linear path (tuple of pairs) from any `optimize` value einsum takes."""
+def resolve_path(optimize, eq, shapes, dtype="float32"):
+    """A linear path (tuple of pairs) from any `optimize` value einsum takes. "auto" and "hyper" are
+    tnrt's search, scored by its cost model for `dtype`."""
     n = len(shapes)
     if optimize is None or optimize is True:
         optimize = "auto"
@@ -59,7 +60,7 @@ def resolve_path(optimize, eq, shapes):
             optimize = "greedy"
         if optimize in ("dp", "branch-all", "branch-2"):
             optimize = "auto"
-        return tuple(tuple(p) for p in _tnrt.linear_path(eq, [list(s) for s in shapes], optimize))
+        return tuple(tuple(p) for p in _tnrt.linear_path(eq, [list(s) for s in shapes], optimize, dtype))
     if hasattr(optimize, "get_path"):  # a cotengra ContractionTree
         return tuple(tuple(int(i) for i in p) for p in optimize.get_path())
     if callable(optimize):  # an opt_einsum PathOptimizer or a cotengra HyperOptimizer
@@ -106,8 +107,9 @@ class _Prepared:
 
     def build(self, optimize):
         if self.problem is None:
-            path = resolve_path(optimize, self.eq, self.shapes)
+            path = resolve_path(optimize, self.eq, self.shapes, self.dtype)
             self.problem = _problem(self.eq, self.shapes, self.dtype, path)
+            self.path = path
         return self.problem
 
 
@@ -246,7 +248,7 @@ class Network:
         self._problem = self._prep.build(optimize)
         self._program = None
         self._cache.clear()
-        path = resolve_path(optimize, self._prep.eq, self._prep.shapes)
+        path = self._prep.path  # the one build resolved (a search is not run twice)
         info = self._problem.cost
         if self._slicing is not None:
             info = dict(info)

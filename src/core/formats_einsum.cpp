@@ -106,7 +106,7 @@ problem load_einsum_json_value(const json& doc, const einsum_json_options& opt, 
   if (chosen != nullptr) {
     p.tree = tree_from_linear_path_in(p.net, read_linear_path(*chosen, source, where), source + ": " + where);
   } else {
-    p.tree = tree_from_linear_path(p.net, optimize_path(p.net));
+    p.tree = tree_from_linear_path(p.net, optimize_path(p.net, path_optimizer::automatic, p.type));
   }
   validate(p.net, p.tree);
   p.slices = read_slices(doc, p.net, source);
@@ -122,6 +122,23 @@ problem load_einsum_json(std::string_view json_text, const einsum_json_options& 
 
 problem load_einsum_json_file(const std::string& path, const einsum_json_options& opt) {
   return load_einsum_json(detail::read_text_file(path), opt, path);
+}
+
+std::vector<std::vector<int>> load_linear_path_json(std::string_view json_text, std::string source) {
+  if (source.empty()) source = "path JSON";
+  const detail::json doc = detail::parse_json(json_text, source);
+  if (doc.is_object()) {
+    const detail::json* path = detail::find_member(doc, "path");
+    if (path == nullptr) throw parse_error(source + ": the object has no \"path\" (expected [[0, 1], ...] or {\"path\": [[0, 1], ...]})");
+    return detail::read_linear_path(*path, source, "path");
+  }
+  if (!doc.is_array())
+    throw parse_error(source + ": expected a linear path [[0, 1], ...] or {\"path\": [[0, 1], ...]}, not " + detail::type_name(doc));
+  return detail::read_linear_path(doc, source, "path");
+}
+
+std::vector<std::vector<int>> load_linear_path_file(const std::string& path) {
+  return load_linear_path_json(detail::read_text_file(path), path);
 }
 
 }  // namespace tnrt

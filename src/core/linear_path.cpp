@@ -116,3 +116,36 @@ contraction_tree tree_from_linear_path(const network& net, const std::vector<std
 }
 
 }  // namespace tnrt
+
+namespace tnrt {
+
+std::vector<std::vector<int>> linear_path_of(const network& net, const contraction_tree& tree) {
+  std::vector<int> live(net.inputs.size());
+  for (std::size_t i = 0; i < live.size(); ++i) live[i] = static_cast<int>(i);
+  const auto position = [&](int id, std::size_t k) {
+    const auto it = std::find(live.begin(), live.end(), id);
+    if (it == live.end())
+      throw path_error("step " + std::to_string(k) + ": operand " + std::to_string(id) + " is not live (not defined yet, or used twice)");
+    return static_cast<int>(it - live.begin());
+  };
+  std::vector<std::vector<int>> path;
+  path.reserve(tree.steps.size());
+  for (std::size_t k = 0; k < tree.steps.size(); ++k) {
+    const step& s = tree.steps[k];
+    const int a = position(s.lhs, k);
+    if (s.rhs < 0) {
+      path.push_back({a});
+      live.erase(live.begin() + a);
+    } else {
+      const int b = position(s.rhs, k);
+      if (a == b) throw path_error("step " + std::to_string(k) + ": both operands are " + std::to_string(s.lhs));
+      path.push_back({std::min(a, b), std::max(a, b)});
+      live.erase(live.begin() + std::max(a, b));
+      live.erase(live.begin() + std::min(a, b));
+    }
+    live.push_back(static_cast<int>(net.inputs.size() + k));
+  }
+  return path;
+}
+
+}  // namespace tnrt

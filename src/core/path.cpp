@@ -222,11 +222,15 @@ ssa_path exhaustive(const network& net) {
 
 }  // namespace
 
-std::vector<std::vector<int>> optimize_path(const network& net, path_optimizer how) {
+std::vector<std::vector<int>> optimize_path(const network& net, path_optimizer how, dtype type) {
   const std::size_t n = net.inputs.size();
   if (n <= 1) return {};
-  if (how == path_optimizer::hyper) return search_path(net).path;
-  if (how == path_optimizer::automatic) how = n <= 6 ? path_optimizer::exhaustive : path_optimizer::greedy;
+  if (how == path_optimizer::hyper) {
+    search_options opt;
+    opt.model = cost_model::for_dtype(type);
+    return search_path(net, opt).path;
+  }
+  if (how == path_optimizer::automatic) return search_path(net, automatic_search_options(type)).path;
   if (how == path_optimizer::exhaustive) {
     if (n > 8) throw usage_error("the exhaustive path optimizer takes at most 8 inputs; this network has " + std::to_string(n));
     return to_linear(n, exhaustive(net));

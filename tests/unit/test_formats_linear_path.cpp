@@ -1,12 +1,14 @@
 // tree_from_linear_path: opt_einsum's linear paths into steps.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "support/test_util.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/formats.hpp"
+#include "tnrt/path.hpp"
 
 namespace {
 
@@ -121,6 +123,44 @@ TEST(formats_linear_path, errors) {
   expect_error<tnrt::path_error>([&] { tnrt::tree_from_linear_path(net, {{}, {0, 1}}); }, {"path[0] = ()", "names no operand"});
   tnrt::network empty;
   expect_error<tnrt::path_error>([&] { tnrt::tree_from_linear_path(empty, {}); }, {"no operands"});
+}
+
+}  // namespace
+
+namespace {
+
+// linear_path_of inverts tree_from_linear_path: the reference network's tree (from a tree JSON)
+// goes to a linear path and back to the same pairs of operands, so the same costs; a unary step is
+// a one-position entry; a tree using an operand twice is a path error.
+TEST(formats_linear_path, linear_path_of_round_trips_the_reference_tree) {
+  const tnrt::problem p = tnrt::load_file(tnrt::test::source_dir() + "/data/tensornetwork_permutation_optimized.json", {});
+  const auto path = tnrt::linear_path_of(p.net, p.tree);
+  ASSERT_EQ(path.size(), p.tree.steps.size());
+  const auto back = tnrt::tree_from_linear_path(p.net, path);
+  ASSERT_EQ(back.steps.size(), p.tree.steps.size());
+  for (std::size_t k = 0; k < back.steps.size(); ++k) {
+    const auto& a = p.tree.steps[k];
+    const auto& b = back.steps[k];
+    EXPECT_EQ(std::minmax(a.lhs, a.rhs), std::minmax(b.lhs, b.rhs)) << "step " << k;
+  }
+  EXPECT_DOUBLE_EQ(tnrt::cost_of(p.net, back).flops, tnrt::cost_of(p.net, p.tree).flops);
+  EXPECT_EQ(tnrt::linear_path_of(p.net, back), path);
+
+  const auto net = tnrt::parse_expression("ab,bc->", {{2, 3}, {3, 4}});
+  const auto unary = tnrt::tree_from_linear_path(net, {{0, 1}, {0}});
+  EXPECT_EQ(tnrt::linear_path_of(net, unary), (path_t{{0, 1}, {0}}));
+  tnrt::contraction_tree twice = tnrt::tree_from_linear_path(net, {{0, 1}});
+  twice.steps[0].rhs = 0;
+  EXPECT_THROW((void)tnrt::linear_path_of(net, twice), tnrt::path_error);
+}
+
+TEST(formats_linear_path, path_json_is_a_list_or_an_object_with_path) {
+  EXPECT_EQ(tnrt::load_linear_path_json("[[0, 1], [0, 1]]"), (path_t{{0, 1}, {0, 1}}));
+  EXPECT_EQ(tnrt::load_linear_path_json(R"({"path": [[1, 2], [0, 1]], "model_ms": 1.5})"), (path_t{{1, 2}, {0, 1}}));
+  EXPECT_EQ(tnrt::load_linear_path_json("[]"), path_t{});
+  for (const char* bad : {"{}", "\"abc\"", "[[0, 1]", "[[0, \"x\"]]", "[[0, 1.5]]", "{\"path\": 3}"})
+    EXPECT_THROW((void)tnrt::load_linear_path_json(bad, "p.json"), tnrt::parse_error) << bad;
+  EXPECT_THROW((void)tnrt::load_linear_path_file("/nonexistent/p.json"), tnrt::io_error);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "tnrt/errors.hpp"
 #include "tnrt/formats.hpp"
 #include "tnrt/path.hpp"
+#include "tnrt/search.hpp"
 
 namespace {
 
@@ -106,14 +107,22 @@ TEST(path, exhaustive_is_never_worse_than_greedy_or_any_random_path) {
   }
 }
 
-TEST(path, automatic_is_exhaustive_up_to_six_then_greedy) {
+// automatic is the model-scored search: deterministic, the search's own result under
+// automatic_search_options, for the dtype asked for, and never slower by the model than greedy.
+TEST(path, automatic_is_the_deterministic_model_search) {
   std::mt19937 gen(11);
-  for (int n : {4, 6}) {
+  for (int n : {4, 6, 9, 14}) {
+    SCOPED_TRACE("n " + std::to_string(n));
     const auto net = random_network(gen, n);
-    EXPECT_EQ(tnrt::optimize_path(net, path_optimizer::automatic), tnrt::optimize_path(net, path_optimizer::exhaustive));
+    const auto path = tnrt::optimize_path(net, path_optimizer::automatic);
+    EXPECT_EQ(path, tnrt::optimize_path(net, path_optimizer::automatic));
+    EXPECT_EQ(path, tnrt::search_path(net, tnrt::automatic_search_options(tnrt::dtype::f32)).path);
+    EXPECT_EQ(tnrt::optimize_path(net, path_optimizer::automatic, tnrt::dtype::c128),
+              tnrt::search_path(net, tnrt::automatic_search_options(tnrt::dtype::c128)).path);
+    const tnrt::cost_model cm = tnrt::cost_model::for_dtype(tnrt::dtype::f32);
+    const auto model = [&](const path_t& p) { return tnrt::predicted_seconds(net, tnrt::tree_from_linear_path(net, p), cm); };
+    EXPECT_LE(model(path), model(tnrt::optimize_path(net, path_optimizer::greedy)) * (1 + 1e-9));
   }
-  const auto net = random_network(gen, 9);
-  EXPECT_EQ(tnrt::optimize_path(net, path_optimizer::automatic), tnrt::optimize_path(net, path_optimizer::greedy));
 }
 
 TEST(path, exhaustive_refuses_more_than_eight_inputs) {

@@ -29,7 +29,12 @@ search_options unbounded(std::uint64_t seed = 0, int trials = 16) {
   o.seed = seed;
   o.max_trials = trials;
   o.max_seconds = 0;
+  o.objective = search_objective::flops;  // the tests below compare multiply-adds
   return o;
+}
+
+double model_time(const network& net, const path_t& path, const cost_model& cm = {}) {
+  return predicted_seconds(net, tree_from_linear_path(net, path), cm);
 }
 
 // n tensors on a random `degree`-regular multigraph (configuration model, self-loops dropped),
@@ -146,6 +151,7 @@ TEST(search, time_bound_is_respected_and_keeps_greedy_as_a_floor) {
   search_options o;
   o.max_trials = 1000000;
   o.max_seconds = 0.3;
+  o.objective = search_objective::flops;
   const search_result r = search_path(net, o);
   EXPECT_LT(r.seconds, 1.5);
   EXPECT_GE(r.trials, 1);
@@ -212,6 +218,49 @@ TEST(search, memory_limit_is_respected_or_refused) {
   EXPECT_THROW(search_path(parse_expression("ab,bc->ac", {{2, 3}, {3, 4}}), o), out_of_memory);
 }
 
+TEST(search, the_cost_model_is_a_roofline_per_step) {
+  // one GEMM step, m = n = k = 1024 in f32: 2^30 multiply-adds, 3 * 2^20 elements moved
+  const auto net = parse_expression("ab,bc->ac", {{1024, 1024}, {1024, 1024}});
+  const contraction_tree tree = tree_from_linear_path(net, {{0, 1}});
+  const cost_model f32 = cost_model::for_dtype(dtype::f32);
+  const double compute = 2.0 * 1073741824.0 / 50.7e12, memory = 4.0 * 3 * 1048576 / 4250e9;
+  EXPECT_DOUBLE_EQ(predicted_seconds(net, tree, f32), std::max(compute, memory) + 2e-6);
+  EXPECT_GT(compute, memory);  // compute-bound
+  // complex: 4x the flops, 2x the bytes
+  const cost_model c64 = cost_model::for_dtype(dtype::c64);
+  EXPECT_DOUBLE_EQ(predicted_seconds(net, tree, c64), std::max(4 * compute, 2 * memory) + 2e-6);
+  // an outer product is memory-bound: 2^20 multiply-adds write 2^20 elements
+  const auto outer = parse_expression("a,b->ab", {{1024}, {1024}});
+  EXPECT_DOUBLE_EQ(predicted_seconds(outer, tree_from_linear_path(outer, {{0, 1}}), f32),
+                   4.0 * (1024 + 1024 + 1048576) / 4250e9 + 2e-6);
+  // no steps, no time
+  const auto one = parse_expression("ab->ab", {{2, 3}});
+  EXPECT_EQ(predicted_seconds(one, tree_from_linear_path(one, {}), f32), 0.0);
+}
+
+// Under the model the search minimises predicted time, not multiply-adds: never slower (by the
+// model) than the flop-optimal tree of the exhaustive search or than greedy, and on some networks
+// (memory-bound steps that a flop count takes as free) strictly faster. With the flops objective
+// the same search must not find those: it can only tie the flop optimum.
+TEST(search, the_model_objective_minimises_predicted_time) {
+  int faster = 0;
+  for (std::uint64_t seed = 0; seed < 150; ++seed) {
+    const network net = random_regular(3000 + seed, 7, 3, 1, 2, 2, 64);
+    SCOPED_TRACE("seed " + std::to_string(3000 + seed));
+    search_options o = unbounded(seed, 8);
+    o.objective = search_objective::model;
+    const search_result r = search_path(net, o);
+    const double flop_optimal = model_time(net, optimize_path(net, path_optimizer::exhaustive));
+    EXPECT_NEAR(r.predicted_seconds, model_time(net, r.path), 1e-12 * r.predicted_seconds);
+    EXPECT_LE(r.predicted_seconds, flop_optimal * (1 + 1e-9));
+    EXPECT_LE(r.predicted_seconds, model_time(net, optimize_path(net, path_optimizer::greedy)) * (1 + 1e-9));
+    if (r.predicted_seconds < flop_optimal * (1 - 1e-3)) ++faster;
+    const search_result by_flops = search_path(net, unbounded(seed, 8));
+    EXPECT_GE(by_flops.predicted_seconds, r.predicted_seconds * (1 - 1e-9));
+  }
+  EXPECT_GT(faster, 0);
+}
+
 TEST(search, bad_options_are_usage_errors) {
   const auto net = parse_expression("ab,bc,cd->ad", {{2, 3}, {3, 4}, {4, 5}});
   search_options o;
@@ -222,6 +271,17 @@ TEST(search, bad_options_are_usage_errors) {
   EXPECT_THROW(search_path(net, o), usage_error);
   o = {};
   o.memory_limit_elements = -1;
+  EXPECT_THROW(search_path(net, o), usage_error);
+  for (double bad : {0.0, -1.0, std::nan("")}) {
+    o = {};
+    o.model.bandwidth_gbps = bad;
+    EXPECT_THROW(search_path(net, o), usage_error);
+    o = {};
+    o.model.peak_tflops = bad;
+    EXPECT_THROW(search_path(net, o), usage_error);
+  }
+  o = {};
+  o.model.step_overhead_us = -1;
   EXPECT_THROW(search_path(net, o), usage_error);
 }
 
