@@ -1,12 +1,14 @@
 """Path quality without a GPU (issue 16): for every network of a suite, the cost of
   - the path stored in the file (cotengra, seeded, made by the suite's generator),
-  - tnrt's built-in greedy and its hyper search (`tnrt inspect FILE --optimizer greedy|hyper`),
+  - tnrt's built-in greedy, its default search "auto" (scored by tnrt's cost model, 16 trials,
+    deterministic) and its hyper search (64 trials, at most 1 s) (`tnrt inspect FILE --optimizer ...`),
   - cotengra's HyperOptimizer (greedy trials, optlib 'random', fixed seed, no reconfiguration) given
     the same time as tnrt's search took (wall time of the `tnrt inspect` call, load included), and
     with --cotengra-trials N, the same with N trials and no time limit (its time reported),
-as log2 multiply-adds (tc) and log2 elements of the largest tensor (sc); cotengra's costs are
-converted to the same convention (contraction_cost() counts multiply-adds). Writes CSV and
-Markdown.
+as log2 multiply-adds (tc), log2 elements of the largest tensor (sc) and the time tnrt's cost model
+predicts for the path (model, ms: `tnrt inspect`'s "model:" line; cotengra's path goes through
+`--path-file`). cotengra's tc/sc are converted to the same convention (contraction_cost() counts
+multiply-adds). Writes CSV and Markdown.
 
     python3 bench/paths/compare_paths.py bench/suites/families.json --tnrt build/tnrt --out DIR
 """
@@ -25,14 +27,15 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def inspect(tnrt: str, file: str, optimizer: str | None) -> tuple[float, float, float]:
-    cmd = [tnrt, "inspect", file] + (["--optimizer", optimizer] if optimizer else [])
+def inspect(tnrt: str, file: str, optimizer: str | None = None, path_file: str | None = None) -> tuple[float, float, float, float]:
+    cmd = [tnrt, "inspect", file] + (["--optimizer", optimizer] if optimizer else []) + (["--path-file", path_file] if path_file else [])
     t0 = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=True).stdout
     seconds = time.perf_counter() - t0
     tc = float(re.search(r"^tc: ([-\d.]+)", out, re.M).group(1))
     sc = float(re.search(r"^sc: ([-\d.]+)", out, re.M).group(1))
-    return tc, sc, seconds
+    model = float(re.search(r"^model: ([-\d.]+)", out, re.M).group(1))
+    return tc, sc, model, seconds
 
 
 def cotengra_search(file: str, seconds: float | None, seed: int, repeats: int = 10**6) -> tuple[float, float, int, float]:
@@ -49,7 +52,8 @@ def cotengra_search(file: str, seconds: float | None, seed: int, repeats: int = 
     t0 = time.perf_counter()
     tree = opt.search(inputs, list(out), size)
     took = time.perf_counter() - t0
-    return math.log2(max(tree.contraction_cost(), 1)), math.log2(max(tree.max_size(), 1)), len(opt.scores), took
+    return (math.log2(max(tree.contraction_cost(), 1)), math.log2(max(tree.max_size(), 1)), len(opt.scores), took,
+            [list(p) for p in tree.get_path()])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,42 +76,52 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for i, (name, f) in enumerate(zip(names, files)):
         path = os.path.join(ROOT, f)
-        file_tc, file_sc, _ = inspect(args.tnrt, path, None)
-        g_tc, g_sc, _ = inspect(args.tnrt, path, "greedy")
-        h_tc, h_sc, h_s = inspect(args.tnrt, path, "hyper")
-        c_tc, c_sc, c_trials, _ = cotengra_search(path, h_s, args.seed)
-        row = dict(network=name, file_tc=file_tc, file_sc=file_sc, greedy_tc=g_tc, greedy_sc=g_sc,
-                   hyper_tc=h_tc, hyper_sc=h_sc, hyper_s=round(h_s, 3), cotengra_tc=round(c_tc, 2),
-                   cotengra_sc=round(c_sc, 2), cotengra_trials=c_trials)
+        file_tc, file_sc, file_m, _ = inspect(args.tnrt, path)
+        g_tc, g_sc, g_m, _ = inspect(args.tnrt, path, "greedy")
+        a_tc, a_sc, a_m, a_s = inspect(args.tnrt, path, "auto")
+        h_tc, h_sc, h_m, h_s = inspect(args.tnrt, path, "hyper")
+        c_tc, c_sc, c_trials, _, c_path = cotengra_search(path, h_s, args.seed)
+        pf = os.path.join(args.out, "cotengra-path.json")
+        with open(pf, "w", encoding="utf-8") as fh:
+            json.dump(c_path, fh)
+        c_m = inspect(args.tnrt, path, path_file=pf)[2]
+        os.remove(pf)
+        row = dict(network=name, file_tc=file_tc, file_sc=file_sc, file_ms=file_m, greedy_tc=g_tc, greedy_ms=g_m,
+                   auto_tc=a_tc, auto_sc=a_sc, auto_ms=a_m, auto_s=round(a_s, 3),
+                   hyper_tc=h_tc, hyper_sc=h_sc, hyper_ms=h_m, hyper_s=round(h_s, 3), cotengra_tc=round(c_tc, 2),
+                   cotengra_sc=round(c_sc, 2), cotengra_ms=c_m, cotengra_trials=c_trials)
         if args.cotengra_trials > 0:
-            k_tc, k_sc, _, k_s = cotengra_search(path, None, args.seed, repeats=args.cotengra_trials)
+            k_tc, k_sc, _, k_s, _ = cotengra_search(path, None, args.seed, repeats=args.cotengra_trials)
             row.update(cotengraN_tc=round(k_tc, 2), cotengraN_sc=round(k_sc, 2), cotengraN_s=round(k_s, 2))
         rows.append(row)
-        sys.stderr.write(f"[{i + 1}/{len(files)}] {name}: file {file_tc:.2f}, greedy {g_tc:.2f}, hyper {h_tc:.2f} "
-                         f"({h_s:.2f} s), cotengra {c_tc:.2f} ({c_trials} trials)\n")
+        sys.stderr.write(f"[{i + 1}/{len(files)}] {name}: file {file_tc:.2f} ({file_m:.3f} ms), auto {a_tc:.2f} ({a_m:.3f} ms, "
+                         f"{a_s:.2f} s), hyper {h_tc:.2f} ({h_m:.3f} ms), cotengra {c_tc:.2f} ({c_m:.3f} ms, {c_trials} trials)\n")
     with open(os.path.join(args.out, "paths.csv"), "w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
     n = args.cotengra_trials
-    head = ("| network | file's path tc / sc | tnrt greedy tc | tnrt hyper tc / sc (s) | cotengra same time tc / sc (trials) "
-            "| hyper − cotengra tc |")
-    lines = [head + (f" cotengra {n} trials tc / sc (s) | hyper − cotengra {n} |" if n > 0 else ""),
-             "|---|---|---:|---|---|---:|" + ("---|---:|" if n > 0 else "")]
+    head = ("| network | file's path tc / sc, model ms | greedy tc, ms | tnrt auto tc / sc, ms (search s) "
+            "| tnrt hyper tc / sc, ms (s) | cotengra at hyper's time tc / sc, ms (trials) | auto ms / file ms | auto ms / cotengra ms |")
+    lines = [head + (f" cotengra {n} trials tc / sc (s) |" if n > 0 else ""),
+             "|---|---|---|---|---|---|---:|---:|" + ("---|" if n > 0 else "")]
     for r in rows:
-        line = (f"| {r['network']} | {r['file_tc']:.2f} / {r['file_sc']:.2f} | {r['greedy_tc']:.2f} | "
-                f"{r['hyper_tc']:.2f} / {r['hyper_sc']:.2f} ({r['hyper_s']:.2f}) | {r['cotengra_tc']:.2f} / "
-                f"{r['cotengra_sc']:.2f} ({r['cotengra_trials']}) | {r['hyper_tc'] - r['cotengra_tc']:+.2f} |")
+        line = (f"| {r['network']} | {r['file_tc']:.2f} / {r['file_sc']:.2f}, {r['file_ms']:.3f} | {r['greedy_tc']:.2f}, "
+                f"{r['greedy_ms']:.3f} | {r['auto_tc']:.2f} / {r['auto_sc']:.2f}, {r['auto_ms']:.3f} ({r['auto_s']:.2f}) | "
+                f"{r['hyper_tc']:.2f} / {r['hyper_sc']:.2f}, {r['hyper_ms']:.3f} ({r['hyper_s']:.2f}) | {r['cotengra_tc']:.2f} / "
+                f"{r['cotengra_sc']:.2f}, {r['cotengra_ms']:.3f} ({r['cotengra_trials']}) | {r['auto_ms'] / r['file_ms']:.2f} | "
+                f"{r['auto_ms'] / r['cotengra_ms']:.2f} |")
         if n > 0:
-            line += (f" {r['cotengraN_tc']:.2f} / {r['cotengraN_sc']:.2f} ({r['cotengraN_s']:.2f}) | "
-                     f"{r['hyper_tc'] - r['cotengraN_tc']:+.2f} |")
+            line += f" {r['cotengraN_tc']:.2f} / {r['cotengraN_sc']:.2f} ({r['cotengraN_s']:.2f}) |"
         lines.append(line)
-    for key, what in (("cotengra_tc", "cotengra given tnrt's search time"), ("cotengraN_tc", f"cotengra with {n} trials")):
-        if key not in rows[0]:
-            continue
-        d = [r["hyper_tc"] - r[key] for r in rows]
-        lines += ["", f"Against {what}: tnrt hyper within 0.1 log2 or better on {sum(x <= 0.1 for x in d)} of {len(d)}; "
-                  f"mean difference {sum(d) / len(d):+.2f} log2 (negative: tnrt's path cheaper)."]
+    geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
+    for key, what in (("file_ms", "the file's stored cotengra path"), ("cotengra_ms", "cotengra given hyper's search time")):
+        q = [r["auto_ms"] / r[key] for r in rows]
+        lines += ["", f"tnrt auto against {what}, by the cost model: geometric mean {geo(q):.3f}x the time; "
+                  f"at most 1.01x on {sum(x <= 1.01 for x in q)} of {len(q)}, behind by more on {sum(x > 1.01 for x in q)}."]
+    d = [r["hyper_tc"] - r["cotengra_tc"] for r in rows]
+    lines += ["", f"hyper against cotengra at equal time, in flops: within 0.1 log2 or better on {sum(x <= 0.1 for x in d)} of "
+              f"{len(d)}; mean difference {sum(d) / len(d):+.2f} log2 (negative: tnrt's path cheaper)."]
     open(os.path.join(args.out, "paths.md"), "w", encoding="utf-8").write("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

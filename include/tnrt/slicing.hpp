@@ -86,11 +86,13 @@ using slice_progress_fn = std::function<void(std::int64_t, std::int64_t)>;
 /// Throws shape_error / dtype_error on inputs that do not match p (as cpu::contract does), what
 /// slice_problem throws for bad labels, and what contract_one throws; shape_error if contract_one
 /// returns a tensor of the wrong shape or dtype.
-/// Slices [first, first + count) alone (count -1: to the last) give their partial sum (shape_error
-/// for a range outside the slices).
+/// Slices first, first + stride, ... (`count` of them; -1: every one up to the last) alone give
+/// their partial sum: stride 1 is the range [first, first + count), stride = ranks from first = rank
+/// a round-robin share (tnrt/distributed.hpp). shape_error for slices outside the range,
+/// usage_error for a stride below 1.
 host_tensor contract_sliced(const problem& p, std::span<const host_tensor> inputs, std::span<const label_t> labels,
                             const slice_contractor& contract_one, const slice_progress_fn& progress = {}, std::int64_t first = 0,
-                            std::int64_t count = -1);
+                            std::int64_t count = -1, std::int64_t stride = 1);
 
 /// One strided move of a sliced run, the unit the device kernels execute (and apply_slice_move on
 /// the host): `count` elements over `extents` (row-major order, the last mode fastest) read at
@@ -139,10 +141,10 @@ namespace cpu {
 /// contract_sliced with every slice contracted by cpu::contract.
 inline host_tensor contract_sliced(const problem& p, std::span<const host_tensor> inputs,
                                    std::span<const label_t> labels, const slice_progress_fn& progress = {}, std::int64_t first = 0,
-                                   std::int64_t count = -1) {
+                                   std::int64_t count = -1, std::int64_t stride = 1) {
   return tnrt::contract_sliced(
       p, inputs, labels, [](const problem& q, std::span<const host_tensor> in) { return cpu::contract(q, in); },
-      progress, first, count);
+      progress, first, count, stride);
 }
 
 }  // namespace cpu

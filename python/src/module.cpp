@@ -27,6 +27,7 @@
 #include "tnrt/network.hpp"
 #include "tnrt/options.hpp"
 #include "tnrt/path.hpp"
+#include "tnrt/search.hpp"
 #include "tnrt/tensor.hpp"
 #if TNRT_PY_CONTEXT
 #include "tnrt/context.hpp"
@@ -600,6 +601,7 @@ NB_MODULE(_tnrt, m) {
         d["log2_sc"] = c.log2_sc;
         d["max_elements"] = c.max_elements;
         d["rw_bytes"] = c.rw_bytes(p.type);
+        d["model_ms"] = tnrt::predicted_seconds(p.net, p.tree, tnrt::cost_model::for_dtype(p.type)) * 1e3;
         return d;
       });
 

@@ -58,6 +58,37 @@ class TnrtContractor:
             self.network.free()
 
 
+def contraction_tree(eq, shapes, optimize="auto", dtype="float32"):
+    """tnrt's path for `eq` over operands of `shapes` as a cotengra ``ContractionTree``, for
+    cotengra's tools (slicing, plots, any backend) or to keep: ``json.dump(tree.get_path(), f)``
+    writes what ``tnrt contract --path-file`` reads. `optimize` is what tnrt.einsum takes ("auto":
+    tnrt's search scored by its cost model for `dtype`). An implicit output ("ab,bc") is NumPy's:
+    the indices that occur once, sorted."""
+    import cotengra as ctg
+
+    shapes = [tuple(int(e) for e in s) for s in shapes]
+    if "->" in eq:
+        lhs, out = eq.replace(" ", "").split("->")
+    else:
+        lhs = eq.replace(" ", "")
+        chars = lhs.replace(",", "")
+        out = "".join(sorted(c for c in set(chars) if chars.count(c) == 1))
+    inputs = lhs.split(",")
+    if "." in lhs or "." in out:
+        raise _core.UsageError("contraction_tree: '...' is not supported here; name the broadcast indices")
+    if len(inputs) != len(shapes):
+        raise _core.ShapeError(f"contraction_tree: {len(inputs)} operands in '{eq}' but {len(shapes)} shapes")
+    size = {}
+    for term, shape in zip(inputs, shapes):
+        if len(term) != len(shape):
+            raise _core.ShapeError(f"contraction_tree: operand '{term}' has {len(term)} indices but shape {shape}")
+        for c, e in zip(term, shape):
+            if size.setdefault(c, e) != e:
+                raise _core.ShapeError(f"contraction_tree: index '{c}' has extents {size[c]} and {e}")
+    path = _core.resolve_path(optimize, lhs + "->" + out, shapes, dtype)
+    return ctg.ContractionTree.from_path([tuple(t) for t in inputs], tuple(out), size, path=[tuple(p) for p in path])
+
+
 _registered = False
 
 

@@ -205,15 +205,20 @@ slice_plan plan_slices(const problem& p, std::size_t memory_limit_bytes, std::sp
 
 host_tensor contract_sliced(const problem& p, std::span<const host_tensor> inputs, std::span<const label_t> labels,
                             const slice_contractor& contract_one, const slice_progress_fn& progress, std::int64_t first,
-                            std::int64_t count) {
+                            std::int64_t count, std::int64_t stride) {
   validate(p.net, p.tree);
   check_inputs(p, inputs);
   const problem q = slice_problem(p, labels);
   const std::int64_t all = slice_count(p, labels);
-  if (count < 0) count = all - first;
-  if (first < 0 || first > all || count > all - first)
-    throw shape_error(where(p) + ": slices [" + std::to_string(first) + ", " + std::to_string(first + count) + ") are not within the " +
-                      std::to_string(all) + " slices");
+  if (stride < 1) throw usage_error(where(p) + ": a slice stride must be at least 1, not " + std::to_string(stride));
+  if (first < 0 || first > all)
+    throw shape_error(where(p) + ": slice " + std::to_string(first) + " is not within the " + std::to_string(all) + " slices");
+  const std::int64_t left = all - first;  // slices first, first + stride, ... that exist
+  const std::int64_t most = left == 0 ? 0 : (left - 1) / stride + 1;
+  if (count < 0) count = most;
+  if (count > most)
+    throw shape_error(where(p) + ": " + std::to_string(count) + " slices from " + std::to_string(first) + " in steps of " +
+                      std::to_string(stride) + " are not within the " + std::to_string(all) + " slices");
   if (labels.empty() && count == 1) {
     host_tensor r = contract_one(p, inputs);
     if (progress) progress(1, 1);
@@ -231,7 +236,8 @@ host_tensor contract_sliced(const problem& p, std::span<const host_tensor> input
   host_tensor result(p.type, net.shape_of(net.output));
   fill_constant(result, 0.0);
   const std::vector<std::int64_t> slice_out_shape = q.net.shape_of(net.output);
-  for (std::int64_t s = first; s < first + count; ++s) {
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::int64_t s = first + i * stride;
     for (std::size_t k : lay.sliced_inputs) apply_slice_move(lay, lay.input_moves[k], s, inputs[k].data(), slice_inputs[k].data(), p.type, false);
     const host_tensor part = contract_one(q, slice_inputs);
     if (part.type() != p.type || part.shape() != slice_out_shape)
@@ -239,7 +245,7 @@ host_tensor contract_sliced(const problem& p, std::span<const host_tensor> input
                         " tensor of rank " + std::to_string(part.rank()) +
                         " that does not have the one-slice output's shape and dtype");
     apply_slice_move(lay, lay.output_move, s, part.data(), result.data(), p.type, true);
-    if (progress) progress(s - first + 1, count);
+    if (progress) progress(i + 1, count);
   }
   return result;
 }
