@@ -14,6 +14,7 @@
 
 #include "cli.hpp"
 #include "tnrt/context.hpp"
+#include "tnrt/distributed.hpp"
 #include "tnrt/cpu.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/npy.hpp"
@@ -47,6 +48,7 @@ constexpr option_spec contract_specs[] = {
     {"tiled", true},
     {"algo", true},        {"fuse-max", true},    {"profile", false},
     {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
+    {"ranks", true},        {"schedule", true},
     {"parallel-slices", true}, {"algo-timing", true}, {"gemm", true}, {"precision", true},
 };
 
@@ -109,6 +111,11 @@ is given or the file has "slices"):
   --no-slice                 ignore the file's "slices" (an unsliced run)
   --parallel-slices N        GPU: slices run at once, each by a program of its own (default 0: as many as
                              the limit leaves memory for, at most 4; 1: one at a time)
+  --ranks N                  CPU: share the slices among N ranks, threads of this process, then combine
+                             (blocks of sliced output labels one rank computed are gathered, the rest
+                             summed); several GPUs through NCCL are not built (one GPU: --slice-range)
+  --schedule contiguous|round-robin
+                             how --ranks shares the slices (default contiguous: runs of slices)
 report:
   --json FILE                machine-readable report (times, result, verification, counters, versions)
   --bandwidth GBPS           divisor of the bandwidth floor (default 4250, the H200's copy bandwidth)
@@ -706,10 +713,34 @@ run_outcome run_sliced(const problem& file_problem, const std::vector<host_tenso
   if (sa.first > all || count > all - sa.first)
     throw usage_error("--slice-range " + std::to_string(sa.first) + ":" + std::to_string(count) + " is not within the " + std::to_string(all) +
                       " slices");
+  const int ranks = static_cast<int>(a.int_or("ranks", 1, 1, 1024));
+  const slice_schedule schedule =
+      a.choice_or("schedule", "contiguous", {"contiguous", "round-robin"}) == "round-robin" ? slice_schedule::round_robin
+                                                                                          : slice_schedule::contiguous;
+  if (a.has("schedule") && !a.has("ranks")) throw usage_error("--schedule applies to --ranks");
+  if (a.has("ranks")) {
+    if (on_gpu)
+      throw not_supported("--ranks shares slices among ranks on the CPU engine; several GPUs through NCCL are not built "
+                          "(on one GPU, give each process its own --slice-range), use --device cpu");
+    if (a.has("slice-range")) throw usage_error("--ranks and --slice-range exclude each other (--ranks shares every slice)");
+  }
   progress_bar bar;
   run_outcome out;
+  distributed_report dist;
   for (int i = 0; i < warmups + repeats; ++i) {
     const bool timed = i >= warmups;
+    if (a.has("ranks")) {
+      problem q = p;
+      q.slices = r.plan.labels;
+      const auto t0 = std::chrono::steady_clock::now();
+      host_tensor res = cpu::contract_sliced_ranks(q, inputs, r.plan.labels, ranks, schedule, &dist);
+      const auto t1 = std::chrono::steady_clock::now();
+      if (timed) {
+        out.times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        out.result = std::move(res);
+      }
+      continue;
+    }
     const char* phase = timed ? "slices" : "warmup";
     const auto progress = [&](std::int64_t done, std::int64_t total) {
       bar.update(phase, static_cast<std::size_t>(done), static_cast<std::size_t>(total));
@@ -738,6 +769,30 @@ run_outcome run_sliced(const problem& file_problem, const std::vector<host_tenso
                 r.limit_bytes == std::numeric_limits<std::size_t>::max() ? "none" : format_bytes(static_cast<double>(r.limit_bytes)).c_str(),
                 on_gpu ? ", measured peak " : "", on_gpu ? format_bytes(static_cast<double>(st.pool.high_water)).c_str() : "");
   out.gpu_lines.emplace_back(line);
+  if (a.has("ranks")) {
+    std::int64_t least = std::numeric_limits<std::int64_t>::max(), most = 0;
+    for (const auto& rr : dist.per_rank) {
+      least = std::min(least, rr.share.count);
+      most = std::max(most, rr.share.count);
+    }
+    std::snprintf(line, sizeof line, "ranks: %d (%s, threads of this process): %lld-%lld slices each; last run: contract %.3f ms, combine %.3f ms (%lld blocks gathered, %lld summed)",
+                  ranks, schedule == slice_schedule::round_robin ? "round-robin" : "contiguous", static_cast<long long>(least),
+                  static_cast<long long>(most), dist.contract_seconds * 1e3, dist.reduce_seconds * 1e3,
+                  static_cast<long long>(dist.plan.gathered), static_cast<long long>(dist.plan.summed));
+    out.gpu_lines.emplace_back(line);
+    for (const auto& n : dist.notes) std::fprintf(stderr, "tnrt: note: %s\n", n.c_str());
+    nlohmann::json per = nlohmann::json::array();
+    for (const auto& rr : dist.per_rank)
+      per.push_back({{"rank", rr.rank}, {"first", rr.share.first}, {"count", rr.share.count}, {"stride", rr.share.stride}, {"ms", rr.seconds * 1e3}});
+    out.gpu["ranks"] = {{"ranks", ranks},
+                        {"schedule", schedule == slice_schedule::round_robin ? "round-robin" : "contiguous"},
+                        {"per_rank", per},
+                        {"contract_ms", dist.contract_seconds * 1e3},
+                        {"combine_ms", dist.reduce_seconds * 1e3},
+                        {"blocks_gathered", dist.plan.gathered},
+                        {"blocks_summed", dist.plan.summed},
+                        {"notes", dist.notes}};
+  }
   std::snprintf(line, sizeof line, "compile: %.3f ms (one-slice program %s, graph %s); times include the inputs' upload and the result's download",
                 compile_ms, format_bytes(static_cast<double>(mem.total_bytes)).c_str(), sp.uses_graph() ? "yes" : "no");
   out.gpu_lines.emplace_back(line);
