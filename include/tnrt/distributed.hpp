@@ -71,7 +71,8 @@ struct distributed_report {
 };
 
 /// p's result over its slices on `labels`, with `ranks` ranks as threads of this process, each
-/// contracting its share (share_of) with `contract_one` (called concurrently from several threads:
+/// contracting its share (share_of; over `labels` with the sliced output labels moved first, so
+/// that contiguous shares cover whole blocks) with `contract_one` (called concurrently from several threads:
 /// it must be thread-safe, as cpu::contract is), then combine_partials. A rank that throws makes the
 /// call throw the same kind of error once, its message prefixed "rank R of N: " (the first failing
 /// rank's; the others finish their share first, so none is left running). Throws usage_error for

@@ -155,6 +155,13 @@ host_tensor combine_partials(const problem& p, const reduction_plan& plan, std::
 host_tensor contract_sliced_ranks(const problem& p, std::span<const host_tensor> inputs, std::span<const label_t> labels,
                                   int ranks, slice_schedule how, const slice_contractor& contract_one, distributed_report* report) {
   check_ranks(ranks);
+  // the sliced output labels first: the slice index then runs through one block after another, so
+  // a contiguous share covers whole blocks (gathered) wherever it can; the set of slices is the same
+  std::vector<label_t> order(labels.begin(), labels.end());
+  std::stable_partition(order.begin(), order.end(), [&](label_t l) {
+    return std::find(p.net.output.begin(), p.net.output.end(), l) != p.net.output.end();
+  });
+  labels = order;
   distributed_report rep;
   rep.ranks = ranks;
   rep.schedule = how;

@@ -176,6 +176,19 @@ TEST(distributed, idle_ranks_say_so_and_contribute_nothing) {
   EXPECT_EQ(rep.plan.gathered, 3);
 }
 
+TEST(distributed, sliced_output_labels_go_first_so_contiguous_shares_gather) {
+  const problem p = matmul(dtype::f64);
+  const auto in = test::random_inputs(p, 8);
+  const std::vector<label_t> ba{1, 0};  // b before a: as given, every block would be summed
+  ASSERT_EQ(plan_reduction(p, ba, 3, slice_schedule::contiguous).summed, 3);
+  distributed_report rep;
+  const host_tensor got = cpu::contract_sliced_ranks(p, in, ba, 3, slice_schedule::contiguous, &rep);
+  EXPECT_EQ(rep.plan.block_labels, (std::vector<label_t>{0}));
+  EXPECT_EQ(rep.plan.gathered, 3);
+  EXPECT_EQ(rep.plan.summed, 0);
+  EXPECT_LE(test::relative_error(got, cpu::contract(p, in)), 1e-12);
+}
+
 TEST(distributed, a_failing_rank_is_one_typed_error_naming_it) {
   const problem p = matmul(dtype::f64);
   const auto in = test::random_inputs(p, 6);
