@@ -58,6 +58,9 @@ struct search_options {
   /// what a tree is scored by (see search_objective) and the model's figures.
   search_objective objective = search_objective::model;
   cost_model model;
+  /// under the model: reconfigure by multiply-adds first, then by the model (false: the model's
+  /// pass alone; kept for the comparison in bench/results/2026-12-02-search-model).
+  bool flops_first = true;
   /// score = the objective (seconds under the model, or multiply-adds) + size_weight * total elements
   /// written by the steps, in the objective's unit per element (flops: like cotengra's "combo"; model:
   /// seconds per element, so 1e-12 is about an extra write at 4 TB/s); 0 leaves the objective alone.

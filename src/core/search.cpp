@@ -582,7 +582,7 @@ search_result search_path(const network& net, const search_options& opt) {
     // pass trades flops for bytes. On the families suite (32 trials, dev machine) the two phases
     // beat the model's pass alone on 14 of 29 networks by up to 3x and lost on 2 by about 1%
     // (bench/results/2026-12-02-search-model).
-    if (m.timed) {
+    if (m.timed && opt.flops_first) {
       model by_flops = m;
       by_flops.timed = false;
       rescore(by_flops, top[i].t);
