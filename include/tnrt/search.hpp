@@ -1,7 +1,8 @@
 #pragma once
 // A seeded, bounded hyper-optimizing path search in the spirit of cotengra's HyperOptimizer:
-// random-greedy trials (Boltzmann-sampled pair choices, hyperparameters drawn per trial) followed by
-// subtree reconfiguration of the best trees (each subtree of up to `reconf_leaves` sub-operands is
+// random-greedy trials (Boltzmann-sampled pair choices, hyperparameters drawn per trial) and
+// partitioning trials (recursive bisection of the network's hypergraph), followed by subtree
+// reconfiguration of the best trees of each kind (each subtree of up to `reconf_leaves` sub-operands is
 // re-ordered optimally by dynamic programming over subsets when that lowers the cost).
 //
 // Trees are scored by tnrt's cost model (the default) or by multiply-adds alone. The model is a
@@ -50,8 +51,9 @@ struct search_options {
   /// greedy trials; trial 0 is the plain deterministic greedy of optimize_path(net, greedy), so the
   /// result is never worse than it (under the score below).
   int max_trials = 64;
-  /// wall-clock bound on the whole search; 0 (or less) means unbounded. The trials stop at half of
-  /// it and reconfiguration at all of it, so a time bound may cut work short: the result is only
+  /// wall-clock bound on the whole search; 0 (or less) means unbounded. The greedy trials stop at
+  /// half of it (at 0.3 of it when partitioning trials follow, which stop at half) and
+  /// reconfiguration at all of it, so a time bound may cut work short: the result is only
   /// deterministic under `seed` with max_seconds = 0 (then bounded by max_trials and by
   /// reconfiguration running to a fixed point, at most `reconf_passes` passes).
   double max_seconds = 1.0;
@@ -61,6 +63,10 @@ struct search_options {
   /// under the model: reconfigure by multiply-adds first, then by the model (false: the model's
   /// pass alone; kept for the comparison in bench/results/2026-12-02-search-model).
   bool flops_first = true;
+  /// after the greedy trials, (max_trials + 1) / 2 partitioning trials (recursive bisection of the
+  /// network's hypergraph by a partitioner of tnrt's own, cutoff and imbalance drawn per trial) on
+  /// networks of more than 8 inputs, under the same time bound.
+  bool partition_trials = true;
   /// score = the objective (seconds under the model, or multiply-adds) + size_weight * total elements
   /// written by the steps, in the objective's unit per element (flops: like cotengra's "combo"; model:
   /// seconds per element, so 1e-12 is about an extra write at 4 TB/s); 0 leaves the objective alone.
@@ -82,13 +88,14 @@ struct search_result {
   double log2_largest = 0;             // cost_of(...).log2_sc
   double predicted_seconds = 0;        // the cost model's time of the path's tree (options' model)
   int trials = 0;                      // greedy trials run
+  int partition_trials = 0;            // partitioning trials run
   double seconds = 0;                  // wall-clock time of the search
 };
 
 /// The options of path_optimizer::automatic (the CLI's and Python's "auto"): the cost model of
-/// `type`, seed 0, 16 trials, reconfiguration to a fixed point, and a 10 s cap that only a network
-/// of many thousands of tensors reaches (the result is deterministic below it). The reference
-/// network (550 tensors) takes about 0.5 s on one core of the dev machine.
+/// `type`, seed 0, 16 greedy and 8 partitioning trials, reconfiguration to a fixed point, and a 10 s
+/// cap that only a network of many thousands of tensors reaches (the result is deterministic below
+/// it). The reference network (550 tensors) takes about 1.3 s on one core of the dev machine.
 search_options automatic_search_options(dtype type);
 
 /// Searches a contraction path for `net` (hyperedges, output labels, scalars, disconnected parts

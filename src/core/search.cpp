@@ -6,6 +6,7 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <queue>
 #include <string>
@@ -294,6 +295,137 @@ std::optional<ssa_path> random_greedy(const model& m, double alpha, double tempe
   return path;
 }
 
+// One partitioning trial (cotengra's recursive-bisection idea, with a partitioner of our own): the
+// inputs are vertices of a hypergraph whose hyperedges are the labels, weighted by log2 of their
+// extent. A group larger than `cutoff` is bisected (grown from a random vertex, then refined by
+// moves that lower the cut weight, within `imbalance` of half), each half built the same way, and
+// the halves contracted; a group of at most `cutoff` is contracted by repeatedly merging its two most
+// strongly connected members. Reconfiguration later re-orders the small groups exactly.
+ssa_path partition_trial(const model& m, int cutoff, double imbalance, rng64& rng) {
+  const std::size_t n = m.n;
+  std::vector<std::vector<int>> users(m.extent.size());
+  for (std::size_t v = 0; v < n; ++v)
+    for (label_t l : m.leaf[v]) users[static_cast<std::size_t>(l)].push_back(static_cast<int>(v));
+  std::vector<double> w(m.extent.size());
+  for (std::size_t l = 0; l < w.size(); ++l) w[l] = std::log2(std::max(m.extent[l], 1.0)) + 1e-3;  // extent 1 still links
+  ssa_path path;
+  std::vector<int> side(n, -1);  // scratch: 0/1 within the group being split, -1 outside it
+  std::vector<int> cnt0(w.size(), 0), cnt1(w.size(), 0);
+
+  const auto bisect = [&](const std::vector<int>& verts, std::vector<int>& a, std::vector<int>& b) {
+    const std::size_t total = verts.size();
+    const auto target = static_cast<std::size_t>(std::ceil(total / 2.0));
+    const auto lo = static_cast<std::size_t>(std::max(1.0, std::floor(total * (0.5 - imbalance / 2))));
+    const auto hi = std::min(total - 1, static_cast<std::size_t>(std::ceil(total * (0.5 + imbalance / 2))));
+    for (int v : verts) side[static_cast<std::size_t>(v)] = 1;
+    // grow part 0 from a random seed, always taking the outside vertex most tied to it
+    std::vector<double> tie(n, 0.0);
+    std::size_t size0 = 0;
+    std::vector<int> cand;
+    while (size0 < target) {
+      int pick = -1;
+      for (int v : cand)
+        if (side[static_cast<std::size_t>(v)] == 1 && (pick < 0 || tie[static_cast<std::size_t>(v)] > tie[static_cast<std::size_t>(pick)])) pick = v;
+      if (pick < 0) {  // a new component (or the start): a random vertex still outside
+        std::vector<int> left;
+        for (int v : verts)
+          if (side[static_cast<std::size_t>(v)] == 1) left.push_back(v);
+        pick = left[static_cast<std::size_t>(rng.next() % left.size())];
+      }
+      side[static_cast<std::size_t>(pick)] = 0;
+      ++size0;
+      for (label_t l : m.leaf[static_cast<std::size_t>(pick)])
+        for (int u : users[static_cast<std::size_t>(l)])
+          if (side[static_cast<std::size_t>(u)] == 1) {
+            if (tie[static_cast<std::size_t>(u)] == 0) cand.push_back(u);
+            tie[static_cast<std::size_t>(u)] += w[static_cast<std::size_t>(l)];
+          }
+    }
+    // refine: passes of single moves with positive gain that keep the balance
+    for (int v : verts)
+      for (label_t l : m.leaf[static_cast<std::size_t>(v)]) ++(side[static_cast<std::size_t>(v)] == 0 ? cnt0 : cnt1)[static_cast<std::size_t>(l)];
+    std::vector<int> order = verts;
+    for (int pass = 0; pass < 4; ++pass) {
+      for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.next() % i]);
+      bool moved = false;
+      for (int v : order) {
+        const int from = side[static_cast<std::size_t>(v)];
+        const std::size_t from_size = from == 0 ? size0 : total - size0;
+        if (from_size - 1 < lo || total - from_size + 1 > hi) continue;
+        auto& cf = from == 0 ? cnt0 : cnt1;
+        auto& ct = from == 0 ? cnt1 : cnt0;
+        double gain = 0;
+        for (label_t l : m.leaf[static_cast<std::size_t>(v)]) {
+          const auto u = static_cast<std::size_t>(l);
+          const bool cut_before = cf[u] > 0 && ct[u] > 0;
+          const bool cut_after = cf[u] > 1;
+          gain += w[u] * ((cut_before ? 1 : 0) - (cut_after ? 1 : 0));
+        }
+        if (gain <= 1e-12) continue;
+        for (label_t l : m.leaf[static_cast<std::size_t>(v)]) {
+          --cf[static_cast<std::size_t>(l)];
+          ++ct[static_cast<std::size_t>(l)];
+        }
+        side[static_cast<std::size_t>(v)] = 1 - from;
+        size0 += from == 0 ? -1 : 1;
+        moved = true;
+      }
+      if (!moved) break;
+    }
+    for (int v : verts) {
+      (side[static_cast<std::size_t>(v)] == 0 ? a : b).push_back(v);
+      for (label_t l : m.leaf[static_cast<std::size_t>(v)]) cnt0[static_cast<std::size_t>(l)] = cnt1[static_cast<std::size_t>(l)] = 0;
+      side[static_cast<std::size_t>(v)] = -1;
+    }
+  };
+
+  // a small group: merge its two most strongly tied members until one is left
+  const auto contract_group = [&](const std::vector<int>& verts) {
+    std::vector<int> ids = verts;
+    std::vector<std::vector<label_t>> labels;
+    for (int v : verts) labels.push_back(m.leaf[static_cast<std::size_t>(v)]);
+    std::vector<label_t> both;
+    while (ids.size() > 1) {
+      std::size_t bi = 0, bj = 1;
+      double best = -1;
+      for (std::size_t i = 0; i < ids.size(); ++i)
+        for (std::size_t j = i + 1; j < ids.size(); ++j) {
+          both.clear();
+          std::set_intersection(labels[i].begin(), labels[i].end(), labels[j].begin(), labels[j].end(), std::back_inserter(both));
+          double tie = 0;
+          for (label_t l : both) tie += w[static_cast<std::size_t>(l)];
+          if (tie > best) {
+            best = tie;
+            bi = i;
+            bj = j;
+          }
+        }
+      path.emplace_back(ids[bi], ids[bj]);
+      std::vector<label_t> merged;
+      std::set_union(labels[bi].begin(), labels[bi].end(), labels[bj].begin(), labels[bj].end(), std::back_inserter(merged));
+      ids[bi] = static_cast<int>(n + path.size() - 1);
+      labels[bi] = std::move(merged);  // a superset of the result's labels: enough to rank ties
+      ids.erase(ids.begin() + static_cast<std::ptrdiff_t>(bj));
+      labels.erase(labels.begin() + static_cast<std::ptrdiff_t>(bj));
+    }
+    return ids[0];
+  };
+
+  const auto build = [&](const auto& self, const std::vector<int>& verts) -> int {
+    if (verts.size() <= static_cast<std::size_t>(std::max(cutoff, 2))) return contract_group(verts);
+    std::vector<int> a, b;
+    bisect(verts, a, b);
+    const int x = self(self, a);
+    const int y = self(self, b);
+    path.emplace_back(x, y);
+    return static_cast<int>(n + path.size() - 1);
+  };
+  std::vector<int> all(n);
+  for (std::size_t v = 0; v < n; ++v) all[v] = static_cast<int>(v);
+  build(build, all);
+  return path;
+}
+
 // Label sets of a reconfigured subtree, as bits over its own labels.
 constexpr std::size_t mask_words = 4;
 using lmask = std::array<std::uint64_t, mask_words>;
@@ -548,18 +680,23 @@ search_result search_path(const network& net, const search_options& opt) {
     tree t;
   };
   std::vector<scored> top;
-  const auto keep = [&](tree t) {
+  // the partitioning trials keep a list of their own: their small groups are merged crudely, so
+  // before reconfiguration they rarely rank among the greedy trees, and after it they may be best
+  std::vector<scored> top_part;
+  const auto keep_in = [&](std::vector<scored>& list, tree t, int most) {
     if (t.largest() > limit) return;
     const double total = t.total();
-    for (const auto& s : top)
+    for (const auto& s : list)
       if (s.total == total) return;
-    top.push_back({total, std::move(t)});
-    std::stable_sort(top.begin(), top.end(), [](const scored& a, const scored& b) { return a.total < b.total; });
-    if (static_cast<int>(top.size()) > std::max(1, opt.reconf_trees)) top.pop_back();
+    list.push_back({total, std::move(t)});
+    std::stable_sort(list.begin(), list.end(), [](const scored& a, const scored& b) { return a.total < b.total; });
+    if (static_cast<int>(list.size()) > most) list.pop_back();
   };
+  const auto keep = [&](tree t) { keep_in(top, std::move(t), std::max(1, opt.reconf_trees)); };
+  const bool partitioning = opt.partition_trials && n > 8;
   rng64 rng{opt.seed};
   for (int trial = 0; trial < opt.max_trials; ++trial) {
-    if (trial > 0 && dl.passed(0.5)) break;
+    if (trial > 0 && dl.passed(partitioning ? 0.3 : 0.5)) break;  // a time bound leaves the partitioning trials 0.3..0.5
     ++r.trials;
     if (trial == 0) {
       keep(tree_from_ssa(m, from_linear(n, optimize_path(net, path_optimizer::greedy))));
@@ -570,6 +707,17 @@ search_result search_path(const network& net, const search_options& opt) {
     rng64 trial_rng{rng.next()};
     if (auto ssa = random_greedy(m, alpha, temperature, trial_rng)) keep(tree_from_ssa(m, *ssa));
   }
+  // then partitioning trials, from a stream of their own (the greedy trials' draws stay as they were)
+  rng64 part_rng{opt.seed ^ 0x7061727469746e21ull};
+  for (int trial = 0; partitioning && trial < (opt.max_trials + 1) / 2; ++trial) {
+    if (dl.passed(0.5)) break;
+    ++r.partition_trials;
+    const int cutoff = 2 + static_cast<int>(part_rng.next() % 7);
+    const double imbalance = part_rng.uniform(0.01, 0.6);
+    rng64 trial_rng{part_rng.next()};
+    keep_in(top_part, tree_from_ssa(m, partition_trial(m, cutoff, imbalance, trial_rng)), std::max(1, (opt.reconf_trees + 1) / 2));
+  }
+  for (auto& s : top_part) top.push_back(std::move(s));
   if (top.empty())
     throw out_of_memory("search_path: no contraction order found in " + std::to_string(r.trials) +
                         " trials keeps every tensor within " + std::to_string(limit) + " elements");
@@ -580,7 +728,7 @@ search_result search_path(const network& net, const search_options& opt) {
     // Under the model, multiply-adds first: flop reconfiguration takes the big steps down (a
     // landscape the model's max() flattens where a step is memory-bound), then the model's own
     // pass trades flops for bytes. On the families suite (32 trials, dev machine) the two phases
-    // beat the model's pass alone on 14 of 29 networks by up to 3x and lost on 2 by about 1%
+    // beat the model's pass alone on 14 of 29 networks by up to 2.8x and lost on 6 by up to 8%
     // (bench/results/2026-12-02-search-model).
     if (m.timed && opt.flops_first) {
       model by_flops = m;
