@@ -108,6 +108,7 @@ problem load_problem(const std::string& input, const parsed_args& args, std::spa
     lo.tree.type = type.value_or(dtype::f32);
     lo.einsum.path_name = args.value_or("path", "");
     lo.einsum.type = type;
+    if (optimizer || path_file) lo.einsum.missing_path = path_optimizer::greedy;  // replaced below: no search
     p = load_file(input, lo);
     if (optimizer) p.tree = tree_from_linear_path(p.net, optimize_path(p.net, *optimizer, p.type));
     if (path_file) p.tree = tree_from_linear_path(p.net, *path_file);

@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int trials = std::atoi(argv[1]);
-  std::printf("| network | given tc / sc, model ms | model, flops first | model alone | flops objective |\n|---|---|---|---|---|\n");
+  std::printf("| network | given tc / sc, model ms | model, flops first | model alone | flops objective | "
+              "model, flops first, no partitioning |\n|---|---|---|---|---|---|\n");
   for (int i = 2; i < argc; ++i) {
     const tnrt::problem p = tnrt::load_file(argv[i], {});
     const tnrt::cost_model cm = tnrt::cost_model::for_dtype(p.type);
@@ -27,13 +28,14 @@ int main(int argc, char** argv) {
     std::string name = argv[i];
     name = name.substr(name.find_last_of('/') + 1);
     std::printf("| %s | %.2f / %.2f, %.3f |", name.c_str(), given.log2_tc, given.log2_sc, tnrt::predicted_seconds(p.net, p.tree, cm) * 1e3);
-    for (int variant = 0; variant < 3; ++variant) {
+    for (int variant = 0; variant < 4; ++variant) {
       tnrt::search_options o;
       o.model = cm;
       o.max_seconds = 0;
       o.max_trials = trials;
       o.objective = variant == 2 ? tnrt::search_objective::flops : tnrt::search_objective::model;
-      o.flops_first = variant == 0;
+      o.flops_first = variant == 0 || variant == 3;
+      o.partition_trials = variant != 3;
       const auto t0 = std::chrono::steady_clock::now();
       const tnrt::search_result r = tnrt::search_path(p.net, o);
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -41,6 +41,7 @@ slice_share share_of(std::int64_t slices, int ranks, int rank, slice_schedule ho
 
 /// The combine: per result block, the ranks whose shares hold one of its slices.
 struct reduction_plan {
+  std::int64_t slices = 1;                     // of the problem over its sliced labels
   std::vector<label_t> block_labels;           // the sliced labels that are output labels, plan order
   std::vector<std::vector<int>> contributors;  // per block (mixed radix over block_labels, last fastest)
   std::int64_t gathered = 0, summed = 0;       // blocks of one contributor, of several
@@ -62,7 +63,6 @@ struct rank_report {
 struct distributed_report {
   int ranks = 1;
   slice_schedule schedule = slice_schedule::contiguous;
-  std::int64_t slices = 1;
   std::vector<rank_report> per_rank;
   reduction_plan plan;
   double contract_seconds = 0;  // wall time of all ranks' contractions (they run at once)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tnrt/network.hpp"
+#include "tnrt/path.hpp"
 
 namespace tnrt {
 
@@ -29,6 +30,9 @@ struct einsum_json_options {
   /// empty: `path` if present, else opt_size, else opt_flops, else the built-in optimizer.
   std::string path_name;
   std::optional<dtype> type;  // overrides the file's "dtype"
+  /// the optimizer for a file without a path; a caller that replaces the tree anyway takes greedy
+  /// (milliseconds) instead of the search
+  path_optimizer missing_path = path_optimizer::automatic;
 };
 
 /// Einsum JSON: {"format_string": "ab,bc->ac", "shapes": [[2,3],[3,4]], "dtype": "float32",

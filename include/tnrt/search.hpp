@@ -95,7 +95,8 @@ struct search_result {
 /// The options of path_optimizer::automatic (the CLI's and Python's "auto"): the cost model of
 /// `type`, seed 0, 16 greedy and 8 partitioning trials, reconfiguration to a fixed point, and a 10 s
 /// cap that only a network of many thousands of tensors reaches (the result is deterministic below
-/// it). The reference network (550 tensors) takes about 1.3 s on one core of the dev machine.
+/// it). The reference network (550 tensors) takes about 1 s on the dev machine
+/// (bench/results/2026-12-02-search-model/reference.txt: 0.94 s).
 search_options automatic_search_options(dtype type);
 
 /// Searches a contraction path for `net` (hyperedges, output labels, scalars, disconnected parts

@@ -6,6 +6,7 @@
 
 #include "tnrt/errors.hpp"
 #include "tnrt/path.hpp"
+#include "tnrt/search.hpp"
 
 namespace tnrt {
 namespace {
@@ -21,14 +22,11 @@ double elements(const network& net, const std::vector<label_t>& labels) {
 // log2 of a count; a tree with no steps does no work, and 0 reads better than -inf.
 double log2_or_zero(double x) { return x > 0 ? std::log2(x) : 0.0; }
 
-}  // namespace
-
-tree_cost cost_of(const network& net, const contraction_tree& tree) {
-  const std::vector<std::vector<label_t>> ops = operand_labels(net, tree);
+// Walks the tree's steps: f(multiply-adds, elements read and written, elements of the result) per
+// step, with every operand checked to be defined before its step.
+template <class F>
+void for_each_step(const network& net, const contraction_tree& tree, const std::vector<std::vector<label_t>>& ops, F&& f) {
   const std::size_t n = net.inputs.size();
-  tree_cost c;
-  c.steps = tree.steps.size();
-  for (std::size_t i = 0; i < n; ++i) c.max_elements = std::max(c.max_elements, elements(net, ops[i]));
   std::vector<label_t> all;
   for (std::size_t k = 0; k < tree.steps.size(); ++k) {
     const step& s = tree.steps[k];
@@ -46,14 +44,32 @@ tree_cost cost_of(const network& net, const contraction_tree& tree) {
     all.insert(all.end(), s.out.begin(), s.out.end());
     std::sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());
-    c.flops += elements(net, all);
-    c.rw_elements += rw;
-    c.max_elements = std::max(c.max_elements, elements(net, s.out));
+    f(elements(net, all), rw, elements(net, s.out));
   }
+}
+
+}  // namespace
+
+tree_cost cost_of(const network& net, const contraction_tree& tree) {
+  const std::vector<std::vector<label_t>> ops = operand_labels(net, tree);
+  tree_cost c;
+  c.steps = tree.steps.size();
+  for (std::size_t i = 0; i < net.inputs.size(); ++i) c.max_elements = std::max(c.max_elements, elements(net, ops[i]));
+  for_each_step(net, tree, ops, [&](double flops, double rw, double out) {
+    c.flops += flops;
+    c.rw_elements += rw;
+    c.max_elements = std::max(c.max_elements, out);
+  });
   c.log2_tc = log2_or_zero(c.flops);
   c.log2_sc = log2_or_zero(c.max_elements);
   c.log2_rwc = log2_or_zero(c.rw_elements);
   return c;
+}
+
+double predicted_seconds(const network& net, const contraction_tree& tree, const cost_model& model) {
+  double t = 0;
+  for_each_step(net, tree, operand_labels(net, tree), [&](double flops, double rw, double) { t += model.step_seconds(flops, rw); });
+  return t;
 }
 
 }  // namespace tnrt

@@ -109,6 +109,7 @@ reduction_plan plan_reduction(const problem& p, std::span<const label_t> labels,
   check_ranks(ranks);
   const slice_layout lay = layout_slices(p, labels);
   reduction_plan plan;
+  plan.slices = lay.slices;
   std::vector<std::size_t> slot;  // position in the plan's labels of each block label
   for (std::size_t j = 0; j < lay.labels.size(); ++j) {
     if (std::find(p.net.output.begin(), p.net.output.end(), lay.labels[j]) == p.net.output.end()) continue;
@@ -166,7 +167,7 @@ host_tensor contract_sliced_ranks(const problem& p, std::span<const host_tensor>
   rep.ranks = ranks;
   rep.schedule = how;
   rep.plan = plan_reduction(p, labels, ranks, how);
-  rep.slices = layout_slices(p, labels).slices;
+  const std::int64_t slices = rep.plan.slices;
   rep.per_rank.resize(static_cast<std::size_t>(ranks));
   std::vector<host_tensor> partials;
   partials.reserve(static_cast<std::size_t>(ranks));
@@ -180,7 +181,7 @@ host_tensor contract_sliced_ranks(const problem& p, std::span<const host_tensor>
       threads.emplace_back([&, r] {
         auto& me = rep.per_rank[static_cast<std::size_t>(r)];
         me.rank = r;
-        me.share = share_of(rep.slices, ranks, r, how);
+        me.share = share_of(slices, ranks, r, how);
         const auto t = clock_type::now();
         try {
           if (me.share.count == 0) {
@@ -203,7 +204,7 @@ host_tensor contract_sliced_ranks(const problem& p, std::span<const host_tensor>
   for (const auto& rr : rep.per_rank)
     if (rr.share.count == 0)
       rep.notes.push_back("rank " + std::to_string(rr.rank) + " of " + std::to_string(ranks) + ": no slices (" +
-                          std::to_string(rep.slices) + " slice" + (rep.slices == 1 ? "" : "s") + " for " + std::to_string(ranks) +
+                          std::to_string(slices) + " slice" + (slices == 1 ? "" : "s") + " for " + std::to_string(ranks) +
                           " ranks): idle");
   const auto t1 = clock_type::now();
   host_tensor out = combine_partials(p, rep.plan, partials);

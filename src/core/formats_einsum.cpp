@@ -106,7 +106,7 @@ problem load_einsum_json_value(const json& doc, const einsum_json_options& opt, 
   if (chosen != nullptr) {
     p.tree = tree_from_linear_path_in(p.net, read_linear_path(*chosen, source, where), source + ": " + where);
   } else {
-    p.tree = tree_from_linear_path(p.net, optimize_path(p.net, path_optimizer::automatic, p.type));
+    p.tree = tree_from_linear_path(p.net, optimize_path(p.net, opt.missing_path, p.type));
   }
   validate(p.net, p.tree);
   p.slices = read_slices(doc, p.net, source);

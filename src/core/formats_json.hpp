@@ -3,6 +3,7 @@
 // that names the JSON location of a bad value, and the loaders' entry points on parsed JSON.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -43,5 +44,10 @@ network parse_expression_in(std::string_view expression, const std::vector<std::
                             const std::string& context);
 contraction_tree tree_from_linear_path_in(const network& net, const std::vector<std::vector<int>>& path,
                                           const std::string& context);
+
+/// SSA operand ids (inputs 0..n-1, then one per step; rhs < 0: a unary step) -> opt_einsum's
+/// positions in the shrinking operand list, each pair in ascending order. path_error for an id
+/// that is not live at its step. linear_path_of and the path search use it.
+std::vector<std::vector<int>> linear_from_ssa(std::size_t n_inputs, const std::vector<std::pair<int, int>>& ssa);
 
 }  // namespace tnrt::detail

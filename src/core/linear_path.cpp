@@ -119,9 +119,11 @@ contraction_tree tree_from_linear_path(const network& net, const std::vector<std
 
 namespace tnrt {
 
-std::vector<std::vector<int>> linear_path_of(const network& net, const contraction_tree& tree) {
-  std::vector<int> live(net.inputs.size());
-  for (std::size_t i = 0; i < live.size(); ++i) live[i] = static_cast<int>(i);
+namespace detail {
+
+std::vector<std::vector<int>> linear_from_ssa(std::size_t n_inputs, const std::vector<std::pair<int, int>>& ssa) {
+  std::vector<int> live(n_inputs);
+  for (std::size_t i = 0; i < n_inputs; ++i) live[i] = static_cast<int>(i);
   const auto position = [&](int id, std::size_t k) {
     const auto it = std::find(live.begin(), live.end(), id);
     if (it == live.end())
@@ -129,23 +131,32 @@ std::vector<std::vector<int>> linear_path_of(const network& net, const contracti
     return static_cast<int>(it - live.begin());
   };
   std::vector<std::vector<int>> path;
-  path.reserve(tree.steps.size());
-  for (std::size_t k = 0; k < tree.steps.size(); ++k) {
-    const step& s = tree.steps[k];
-    const int a = position(s.lhs, k);
-    if (s.rhs < 0) {
+  path.reserve(ssa.size());
+  for (std::size_t k = 0; k < ssa.size(); ++k) {
+    const auto [lhs, rhs] = ssa[k];
+    const int a = position(lhs, k);
+    if (rhs < 0) {
       path.push_back({a});
       live.erase(live.begin() + a);
     } else {
-      const int b = position(s.rhs, k);
-      if (a == b) throw path_error("step " + std::to_string(k) + ": both operands are " + std::to_string(s.lhs));
+      const int b = position(rhs, k);
+      if (a == b) throw path_error("step " + std::to_string(k) + ": both operands are " + std::to_string(lhs));
       path.push_back({std::min(a, b), std::max(a, b)});
       live.erase(live.begin() + std::max(a, b));
       live.erase(live.begin() + std::min(a, b));
     }
-    live.push_back(static_cast<int>(net.inputs.size() + k));
+    live.push_back(static_cast<int>(n_inputs + k));
   }
   return path;
+}
+
+}  // namespace detail
+
+std::vector<std::vector<int>> linear_path_of(const network& net, const contraction_tree& tree) {
+  std::vector<std::pair<int, int>> ssa;
+  ssa.reserve(tree.steps.size());
+  for (const step& s : tree.steps) ssa.emplace_back(s.lhs, s.rhs);
+  return detail::linear_from_ssa(net.inputs.size(), ssa);
 }
 
 }  // namespace tnrt

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/formats_json.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/formats.hpp"
 #include "tnrt/path.hpp"
@@ -175,21 +176,7 @@ ssa_path ssa_from_tree(const tree& t, std::size_t n) {
   return ssa;
 }
 
-std::vector<std::vector<int>> to_linear(std::size_t n, const ssa_path& ssa) {
-  std::vector<int> live(n);
-  for (std::size_t i = 0; i < n; ++i) live[i] = static_cast<int>(i);
-  std::vector<std::vector<int>> path;
-  int next = static_cast<int>(n);
-  for (const auto& [a, b] : ssa) {
-    const auto pa = static_cast<int>(std::find(live.begin(), live.end(), a) - live.begin());
-    const auto pb = static_cast<int>(std::find(live.begin(), live.end(), b) - live.begin());
-    path.push_back({std::min(pa, pb), std::max(pa, pb)});
-    live.erase(live.begin() + std::max(pa, pb));
-    live.erase(live.begin() + std::min(pa, pb));
-    live.push_back(next++);
-  }
-  return path;
-}
+std::vector<std::vector<int>> to_linear(std::size_t n, const ssa_path& ssa) { return detail::linear_from_ssa(n, ssa); }
 
 ssa_path from_linear(std::size_t n, const std::vector<std::vector<int>>& path) {
   std::vector<int> live(n);
@@ -594,30 +581,6 @@ double cost_model::step_seconds(double multiply_adds, double rw_elements) const 
   return std::max(compute, memory) + step_overhead_us * 1e-6;
 }
 
-double predicted_seconds(const network& net, const contraction_tree& tree, const cost_model& model) {
-  const auto ops = operand_labels(net, tree);
-  const auto elements = [&](const std::vector<label_t>& labels) {
-    double e = 1;
-    for (label_t l : labels) e *= static_cast<double>(net.extents.at(static_cast<std::size_t>(l)));
-    return e;
-  };
-  double t = 0;
-  std::vector<label_t> all;
-  for (const step& s : tree.steps) {
-    const auto& lhs = ops.at(static_cast<std::size_t>(s.lhs));
-    all = lhs;
-    double rw = elements(lhs) + elements(s.out);
-    if (s.rhs >= 0) {
-      const auto& rhs = ops.at(static_cast<std::size_t>(s.rhs));
-      all.insert(all.end(), rhs.begin(), rhs.end());
-      rw += elements(rhs);
-    }
-    all.insert(all.end(), s.out.begin(), s.out.end());
-    t += model.step_seconds(elements(sorted_unique(all)), rw);
-  }
-  return t;
-}
-
 search_options automatic_search_options(dtype type) {
   search_options opt;
   opt.model = cost_model::for_dtype(type);
@@ -651,10 +614,11 @@ search_result search_path(const network& net, const search_options& opt) {
   const auto finish = [&](std::vector<std::vector<int>> path) {
     r.path = std::move(path);
     if (n > 0) {
-      const tree_cost c = cost_of(net, tree_from_linear_path(net, r.path));
+      const contraction_tree t = tree_from_linear_path(net, r.path);
+      const tree_cost c = cost_of(net, t);
       r.log2_flops = c.log2_tc;
       r.log2_largest = c.log2_sc;
-      r.predicted_seconds = predicted_seconds(net, tree_from_linear_path(net, r.path), opt.model);
+      r.predicted_seconds = predicted_seconds(net, t, opt.model);
       if (c.max_elements > limit)
         throw out_of_memory("search_path: the contraction needs a tensor of " + std::to_string(c.max_elements) +
                             " elements, over the limit of " + std::to_string(limit));

@@ -79,4 +79,17 @@ inline std::vector<host_tensor> random_inputs(const problem& p, std::uint64_t se
   return in;
 }
 
+// C(a,c) = A(a,b) B(b,c): labels a, b, c (ids 0, 1, 2), one step.
+inline problem matmul_problem(std::int64_t a, std::int64_t b, std::int64_t c, dtype t) {
+  problem p;
+  p.type = t;
+  p.source = "matmul";
+  p.net.extents = {a, b, c};
+  p.net.label_names = {"a", "b", "c"};
+  p.net.inputs = {{0, 1}, {1, 2}};
+  p.net.output = {0, 2};
+  p.tree.steps = {{0, 1, {0, 2}}};
+  return p;
+}
+
 }  // namespace tnrt::test

@@ -63,17 +63,7 @@ TEST(distributed, every_slice_in_exactly_one_share) {
 
 // C(a,c) = A(a,b) B(b,c), sliced over a (an output label) and b (summed): 3 x 4 = 12 slices, a
 // first so its blocks are runs of 4 slices.
-problem matmul(dtype t) {
-  problem p;
-  p.type = t;
-  p.source = "matmul";
-  p.net.extents = {3, 4, 5};
-  p.net.label_names = {"a", "b", "c"};
-  p.net.inputs = {{0, 1}, {1, 2}};
-  p.net.output = {0, 2};
-  p.tree.steps = {{0, 1, {0, 2}}};
-  return p;
-}
+problem matmul(dtype t) { return test::matmul_problem(3, 4, 5, t); }
 
 TEST(distributed, blocks_of_one_rank_are_gathered_the_rest_summed) {
   const problem p = matmul(dtype::f64);
@@ -151,7 +141,7 @@ TEST(distributed, ranks_give_the_one_rank_and_the_unsliced_result) {
           EXPECT_EQ(rep.per_rank.size(), static_cast<std::size_t>(ranks));
           std::int64_t total = 0;
           for (const auto& r : rep.per_rank) total += r.share.count;
-          EXPECT_EQ(total, rep.slices);
+          EXPECT_EQ(total, rep.plan.slices);
           idle += !rep.notes.empty();
           gathered += rep.plan.gathered > 0 && ranks > 1;
           summed += rep.plan.summed > 0 && ranks > 1;

@@ -89,17 +89,7 @@ TEST(slicing, random_networks_sliced_equal_unsliced_in_every_dtype) {
 }
 
 // C(a,c) = A(a,b) B(b,c)
-problem matmul(std::int64_t a, std::int64_t b, std::int64_t c, dtype t) {
-  problem p;
-  p.type = t;
-  p.source = "matmul";
-  p.net.extents = {a, b, c};
-  p.net.label_names = {"a", "b", "c"};
-  p.net.inputs = {{0, 1}, {1, 2}};
-  p.net.output = {0, 2};
-  p.tree.steps = {{0, 1, {0, 2}}};
-  return p;
-}
+problem matmul(std::int64_t a, std::int64_t b, std::int64_t c, dtype t) { return test::matmul_problem(a, b, c, t); }
 
 TEST(slicing, matmul_sliced_over_the_sum_the_output_and_both) {
   for (dtype t : all_types) {
