@@ -6,7 +6,10 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -49,6 +52,7 @@ constexpr option_spec contract_specs[] = {
     {"algo", true},        {"fuse-max", true},    {"profile", false},
     {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
     {"ranks", true},        {"schedule", true},
+    {"distributed", false}, {"launch", true},     {"rendezvous", true},  {"collective-timeout", true},
     {"parallel-slices", true}, {"algo-timing", true}, {"gemm", true}, {"precision", true},
 };
 
@@ -113,9 +117,22 @@ is given or the file has "slices"):
                              the limit leaves memory for, at most 4; 1: one at a time)
   --ranks N                  CPU: share the slices among N ranks, threads of this process, then combine
                              (blocks of sliced output labels one rank computed are gathered, the rest
-                             summed); several GPUs through NCCL are not built (one GPU: --slice-range)
+                             summed); ranks as processes, and GPUs: --distributed / --launch
   --schedule contiguous|round-robin
-                             how --ranks shares the slices (default contiguous: runs of slices)
+                             how --ranks / --distributed share the slices (default contiguous: runs of
+                             slices; the GPU runs contiguous shares only)
+  --distributed              run as one rank of a job of one process per rank: rank and size from
+                             TNRT_RANK/TNRT_WORLD_SIZE, OMPI_COMM_WORLD_*, PMI_* or RANK/WORLD_SIZE, the
+                             GPU from the local rank; partials combined through the rendezvous directory
+                             (CPU engine) or one NCCL reduce (cuda); rank 0 prints the result and writes
+                             --out/--json, the others one line each
+  --rendezvous DIR           the directory (on a file system every rank sees, fresh per job) the ranks
+                             exchange files in (default $TNRT_RENDEZVOUS)
+  --collective-timeout S     the longest a rank waits for the others (default 300 s): a rank that died or
+                             hangs makes every other stop with an error naming it
+  --launch N                 start N copies of this command with --distributed (ranks 0..N-1, a fresh
+                             rendezvous directory, removed afterwards), wait for all; exit with the first
+                             failing rank's code, the others stopped
 report:
   --json FILE                machine-readable report (times, result, verification, counters, versions)
   --bandwidth GBPS           divisor of the bandwidth floor (default 4250, the H200's copy bandwidth)
@@ -345,6 +362,8 @@ struct run_outcome {
   std::string mode;                    // "eager" / "compiled"
   nlohmann::json gpu;                  // counters and versions (GPU only)
   std::vector<std::string> gpu_lines;  // counters as printed
+  int rank = 0;                        // --distributed: this process's rank (0 prints the report)
+  std::string rank_line;               // --distributed, a rank other than 0: its one line
 };
 
 run_outcome run_cpu(const problem& p, const std::vector<host_tensor>& inputs, int warmups, int repeats) {
@@ -695,17 +714,61 @@ run_outcome run_sliced(const problem& file_problem, const std::vector<host_tenso
   problem p = file_problem;
   if (sa.search) p.slices.clear();
   if (!on_gpu) opt.device = cpu_device;
+  const int ranks = static_cast<int>(a.int_or("ranks", 1, 1, 1024));
+  const slice_schedule schedule =
+      a.choice_or("schedule", "contiguous", {"contiguous", "round-robin"}) == "round-robin" ? slice_schedule::round_robin
+                                                                                          : slice_schedule::contiguous;
+  if (a.has("schedule") && !a.has("ranks") && !a.has("distributed")) throw usage_error("--schedule applies to --ranks and --distributed");
+  // --distributed: this process is one rank of a launched job (tnrt/distributed.hpp)
+  const bool distributed = a.has("distributed");
+  std::optional<rank_identity> id;
+  std::optional<rendezvous> rv;
+  const double collective_timeout = a.double_or("collective-timeout", 300);
+  if (!(collective_timeout > 0)) throw usage_error("--collective-timeout must be a positive number of seconds");
+  if (!distributed && (a.has("rendezvous") || a.has("collective-timeout")))
+    throw usage_error("--rendezvous and --collective-timeout apply to --distributed (and --launch)");
+  const char* nccl_one_env = std::getenv("TNRT_NCCL_ONE_RANK");
+  const bool nccl_for_one_rank = nccl_one_env != nullptr && std::string(nccl_one_env) == "1";
+  if (distributed) {
+    if (a.has("ranks")) throw usage_error("--distributed and --ranks exclude each other (processes or threads)");
+    if (a.has("slice-range")) throw usage_error("--distributed and --slice-range exclude each other (the ranks share every slice)");
+    id = rank_from_environment();
+    if (!id)
+      throw usage_error("--distributed: no rank in the environment (TNRT_RANK/TNRT_WORLD_SIZE, OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE, "
+                        "PMI_RANK/PMI_SIZE or RANK/WORLD_SIZE); --launch N starts N ranks");
+    if (on_gpu && schedule == slice_schedule::round_robin)
+      throw not_supported("--schedule round-robin on the GPU: the GPU's sliced program runs ranges of slices; use contiguous");
+    const char* env_dir = std::getenv("TNRT_RENDEZVOUS");
+    const std::string dir = a.value_or("rendezvous", env_dir ? env_dir : "");
+    if (id->size > 1 || (on_gpu && nccl_for_one_rank)) {
+      if (dir.empty()) throw usage_error("--distributed with " + std::to_string(id->size) + " ranks needs --rendezvous DIR or TNRT_RENDEZVOUS");
+      rv.emplace(dir, id->rank, id->size, collective_timeout);
+    }
+#ifdef TNRT_HAVE_CUDA
+    if (on_gpu) opt.device = device_of(*id, cuda::visible_devices());
+#endif
+  }
+  // a rank that fails before the combine tells the others at once, through the rendezvous
+  const auto guarded = [&](auto&& f) -> decltype(f()) {
+    if (!rv) return f();
+    try {
+      return f();
+    } catch (const std::exception& e) {
+      rv->report_failure(e);
+      rethrow_for_rank(e, id->rank, id->size);
+    }
+  };
   if (sa.limit.fraction > 0) {
     if (!on_gpu) throw usage_error("--memory-limit as a share of free device memory needs the GPU; give a size for the CPU engine");
     opt.memory_limit_fraction = sa.limit.fraction;
   }
-  context ctx(opt);
+  context ctx = guarded([&] { return context(opt); });
   slice_request req;
   req.labels = sa.labels;
   req.memory_limit_bytes = sa.limit.bytes;
   req.parallel = static_cast<int>(a.int_or("parallel-slices", 0, 0, 64));
   const auto c0 = std::chrono::steady_clock::now();
-  sliced_program sp = ctx.compile_sliced(p, req);
+  sliced_program sp = guarded([&] { return ctx.compile_sliced(p, req); });
   const double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
   const slice_report& r = sp.report();
   const std::int64_t all = r.plan.slices;
@@ -713,11 +776,16 @@ run_outcome run_sliced(const problem& file_problem, const std::vector<host_tenso
   if (sa.first > all || count > all - sa.first)
     throw usage_error("--slice-range " + std::to_string(sa.first) + ":" + std::to_string(count) + " is not within the " + std::to_string(all) +
                       " slices");
-  const int ranks = static_cast<int>(a.int_or("ranks", 1, 1, 1024));
-  const slice_schedule schedule =
-      a.choice_or("schedule", "contiguous", {"contiguous", "round-robin"}) == "round-robin" ? slice_schedule::round_robin
-                                                                                          : slice_schedule::contiguous;
-  if (a.has("schedule") && !a.has("ranks")) throw usage_error("--schedule applies to --ranks");
+  std::unique_ptr<collective> coll;
+  if (distributed) {
+    coll = guarded([&]() -> std::unique_ptr<collective> {
+      if (!rv) return make_one_rank_collective();
+#ifdef TNRT_HAVE_CUDA
+      if (on_gpu) return cuda::make_nccl_collective(*rv, opt.device, nccl_for_one_rank);
+#endif
+      return make_file_collective(*rv);
+    });
+  }
   if (a.has("ranks")) {
     if (on_gpu)
       throw not_supported("--ranks shares slices among ranks on the CPU engine; several GPUs through NCCL are not built "
@@ -729,6 +797,21 @@ run_outcome run_sliced(const problem& file_problem, const std::vector<host_tenso
   distributed_report dist;
   for (int i = 0; i < warmups + repeats; ++i) {
     const bool timed = i >= warmups;
+    if (distributed) {
+      const auto t0 = std::chrono::steady_clock::now();
+#ifdef TNRT_HAVE_CUDA
+      host_tensor res = on_gpu ? cuda::contract_sliced_rank(sp, inputs, opt.device, schedule, *coll, &dist)
+                               : cpu::contract_sliced_rank(p, inputs, r.plan.labels, schedule, *coll, &dist);
+#else
+      host_tensor res = cpu::contract_sliced_rank(p, inputs, r.plan.labels, schedule, *coll, &dist);
+#endif
+      const auto t1 = std::chrono::steady_clock::now();
+      if (timed) {
+        out.times_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        out.result = std::move(res);
+      }
+      continue;
+    }
     if (a.has("ranks")) {
       const auto t0 = std::chrono::steady_clock::now();
       host_tensor res = cpu::contract_sliced_ranks(p, inputs, r.plan.labels, ranks, schedule, &dist);
@@ -791,6 +874,51 @@ run_outcome run_sliced(const problem& file_problem, const std::vector<host_tenso
                         {"blocks_summed", dist.plan.summed},
                         {"notes", dist.notes}};
   }
+  if (distributed) {
+    const rank_report& me = dist.per_rank.front();
+    const char* sched = schedule == slice_schedule::round_robin ? "round-robin" : "contiguous";
+    for (const auto& n : dist.notes) std::fprintf(stderr, "tnrt: note: %s\n", n.c_str());
+    char share[96];
+    if (me.share.count == 0) {
+      std::snprintf(share, sizeof share, "no slices (idle)");
+    } else if (me.share.stride == 1) {
+      std::snprintf(share, sizeof share, "%lld slices from %lld", static_cast<long long>(me.share.count), static_cast<long long>(me.share.first));
+    } else {
+      std::snprintf(share, sizeof share, "%lld slices from %lld every %lld", static_cast<long long>(me.share.count),
+                    static_cast<long long>(me.share.first), static_cast<long long>(me.share.stride));
+    }
+    std::snprintf(line, sizeof line,
+                  "ranks: %d (%s, processes, collective %s): rank %d of %d ran %s of %lld; last run: contract %.3f ms, reduce %.3f ms "
+                  "(%lld blocks gathered, %lld summed)",
+                  id->size, sched, coll->name().c_str(), id->rank, id->size, share, static_cast<long long>(all), dist.contract_seconds * 1e3,
+                  dist.reduce_seconds * 1e3, static_cast<long long>(dist.plan.gathered), static_cast<long long>(dist.plan.summed));
+    out.gpu_lines.emplace_back(line);
+    out.rank = id->rank;
+    if (id->rank != 0) {
+      const timing t = summarize_times(out.times_ms);
+      std::snprintf(line, sizeof line, "rank %d of %d: %s of %lld on %s%s; contract %.3f ms, reduce %.3f ms (last run); median run %.3f ms", id->rank,
+                    id->size, share, static_cast<long long>(all), on_gpu ? "cuda device " : "cpu", on_gpu ? std::to_string(opt.device).c_str() : "",
+                    dist.contract_seconds * 1e3, dist.reduce_seconds * 1e3, t.median);
+      out.rank_line = line;
+    }
+    nlohmann::json per = nlohmann::json::array();
+    for (int k = 0; k < id->size; ++k) {
+      const slice_share sh = share_of(all, id->size, k, schedule);
+      per.push_back({{"rank", k}, {"first", sh.first}, {"count", sh.count}, {"stride", sh.stride}});
+    }
+    out.gpu["ranks"] = {{"ranks", id->size},
+                        {"schedule", sched},
+                        {"processes", true},
+                        {"collective", coll->name()},
+                        {"identity_from", id->source},
+                        {"per_rank", per},
+                        {"contract_ms", dist.contract_seconds * 1e3},
+                        {"combine_ms", dist.reduce_seconds * 1e3},
+                        {"collective_timeout_s", collective_timeout},
+                        {"blocks_gathered", dist.plan.gathered},
+                        {"blocks_summed", dist.plan.summed},
+                        {"notes", dist.notes}};
+  }
   std::snprintf(line, sizeof line, "compile: %.3f ms (one-slice program %s, graph %s); times include the inputs' upload and the result's download",
                 compile_ms, format_bytes(static_cast<double>(mem.total_bytes)).c_str(), sp.uses_graph() ? "yes" : "no");
   out.gpu_lines.emplace_back(line);
@@ -831,6 +959,45 @@ std::string choose_device(const std::string& asked, std::string& fallback_note) 
 #endif
 }
 
+/// --launch N: N copies of this command with --distributed, one process per rank (tnrt/distributed.hpp).
+int launch(const parsed_args& a, std::span<char* const> argv) {
+  const int n = static_cast<int>(a.int_or("launch", 1, 1, 1024));
+  if (a.has("distributed")) throw usage_error("--launch starts ranks that run --distributed; give one of the two");
+  if (a.has("ranks")) throw usage_error("--launch and --ranks exclude each other (processes or threads)");
+  if (a.has("rendezvous")) throw usage_error("--launch makes a rendezvous directory of its own; --rendezvous is for --distributed");
+  if (a.has("slice-range")) throw usage_error("--launch and --slice-range exclude each other (the ranks share every slice)");
+  const double timeout = a.double_or("collective-timeout", 300);
+  if (!(timeout > 0)) throw usage_error("--collective-timeout must be a positive number of seconds");
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw io_error("--launch: cannot find this program's path (/proc/self/exe): " + ec.message());
+  std::vector<std::string> args{exe.string(), "contract", "--distributed"};
+  bool options_done = false;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string arg = argv[i];
+    if (!options_done && arg == "--") options_done = true;
+    if (!options_done && arg == "--launch") {
+      ++i;
+      continue;
+    }
+    if (!options_done && arg.rfind("--launch=", 0) == 0) continue;
+    args.push_back(arg);
+  }
+  const char* tmp_root = std::getenv("TMPDIR");
+  std::string dir = std::string(tmp_root != nullptr && *tmp_root != '\0' ? tmp_root : "/tmp") + "/tnrt-rendezvous-XXXXXX";
+  if (::mkdtemp(dir.data()) == nullptr) throw io_error("--launch: cannot make a rendezvous directory under " + dir);
+  struct remove_dir {
+    std::string path;
+    ~remove_dir() {
+      std::error_code e;
+      std::filesystem::remove_all(path, e);
+    }
+  } cleanup{dir};
+  std::fflush(stdout);
+  std::fflush(stderr);
+  return launch_ranks(args, n, dir, std::min(timeout, 10.0));
+}
+
 }  // namespace
 
 int run_contract(std::span<char* const> argv) {
@@ -839,6 +1006,7 @@ int run_contract(std::span<char* const> argv) {
     std::fputs(contract_help, stdout);
     return 0;
   }
+  if (a.has("launch")) return launch(a, argv);
   if (a.positionals().size() != 1) {
     throw usage_error(std::string(a.positionals().empty() ? "missing INPUT" : "more than one INPUT") +
                       " (usage: tnrt contract INPUT [options]; see 'tnrt contract --help')");
@@ -929,6 +1097,11 @@ int run_contract(std::span<char* const> argv) {
 #else
   run = run_cpu(p, inputs, warmups, repeats);
 #endif
+  if (run.rank != 0) {  // --distributed: rank 0 reports; the others say one line each (none with --quiet)
+    if (!quiet) std::printf("%s\n", run.rank_line.c_str());
+    std::fflush(stdout);
+    return 0;
+  }
   const timing t = summarize_times(run.times_ms);
   const result_summary res = summarize(run.result);
 

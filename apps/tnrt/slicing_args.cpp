@@ -9,7 +9,7 @@ namespace tnrt::cli {
 
 bool wants_slicing(const parsed_args& args, const problem& p) {
   return args.has("memory-limit") || args.has("slice") || args.has("slice-range") || args.has("parallel-slices") ||
-         args.has("ranks") || !p.slices.empty();
+         args.has("ranks") || args.has("distributed") || !p.slices.empty();
 }
 
 std::vector<label_t> parse_slice_labels(const problem& p, std::string_view text) {
