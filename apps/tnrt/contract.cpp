@@ -53,7 +53,7 @@ constexpr option_spec contract_specs[] = {
     {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
     {"ranks", true},        {"schedule", true},
     {"distributed", false}, {"launch", true},     {"rendezvous", true},  {"collective-timeout", true},
-    {"parallel-slices", true}, {"algo-timing", true}, {"gemm", true}, {"precision", true},
+    {"parallel-slices", true}, {"algo-timing", true}, {"gemm", true}, {"precision", true}, {"branches", true},
 };
 
 constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
@@ -101,6 +101,9 @@ GPU knobs:
   --gemm auto|on|off         compiled: a step that is one (strided-batched) GEMM by strides is timed through
                              cuBLAS too, full precision, and runs there when faster (auto, the default);
                              on: through cuBLAS wherever it is one GEMM; off: cuTENSOR only
+  --branches auto|on|off     compiled: independent steps of the tree run at once (the graph keeps the
+                             tree's branches, up to 4 streams; intermediates planned over the tree's
+                             levels): auto (the default) times it against one chain and keeps the faster
   --precision full|tf32|tf32x3   compute type of f32/c64 contractions in cuTENSOR and cuBLAS: full FP32 (the
                              default), or reduced, opt-in: TF32 tensor cores, or 3xTF32 (nearer FP32; cuTENSOR
                              only); f64/c128 and tnrt's own kernels always compute in full
@@ -417,6 +420,8 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.library_algos = a.choice_or("algo-timing", "auto", {"auto", "off"}) == "auto" ? kernel_choice::automatic : kernel_choice::never;
   const std::string gemm = a.choice_or("gemm", "auto", {"auto", "on", "off"});
   o.gemm_lowering = gemm == "on" ? kernel_choice::always : gemm == "off" ? kernel_choice::never : kernel_choice::automatic;
+  const std::string branches = a.choice_or("branches", "auto", {"auto", "on", "off"});
+  o.concurrent_branches = branches == "on" ? kernel_choice::always : branches == "off" ? kernel_choice::never : kernel_choice::automatic;
   const std::string prec = a.choice_or("precision", "full", {"full", "tf32", "tf32x3"});
   o.compute_precision = prec == "tf32" ? precision::tf32 : prec == "tf32x3" ? precision::tf32x3 : precision::full;
   return o;
@@ -586,6 +591,9 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"gemm", opt.gemm_lowering == kernel_choice::always  ? "on"
                            : opt.gemm_lowering == kernel_choice::never ? "off"
                                                                        : "auto"},
+                  {"branches", opt.concurrent_branches == kernel_choice::always  ? "on"
+                               : opt.concurrent_branches == kernel_choice::never ? "off"
+                                                                                 : "auto"},
                   {"autotune", opt.autotune}};
   j["counters"] = {
       {"plan_cache",
@@ -1043,6 +1051,7 @@ int run_contract(std::span<char* const> argv) {
   (void)a.int_or("plan-cache", 0, 0, 1 << 24);
   (void)a.choice_or("algo-timing", "auto", {"auto", "off"});
   (void)a.choice_or("gemm", "auto", {"auto", "on", "off"});
+  (void)a.choice_or("branches", "auto", {"auto", "on", "off"});
   (void)a.choice_or("precision", "full", {"full", "tf32", "tf32x3"});
   (void)a.choice_or("layout", "auto", {"auto", "follow", "column", "row"});
   (void)a.choice_or("tiled", "auto", {"auto", "on", "off"});

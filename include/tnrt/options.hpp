@@ -50,6 +50,13 @@ struct options {
   /// does not fit in what the kept one leaves is skipped). Off: the
   /// intermediate_layout alone. Eager and sliced programs always take intermediate_layout.
   bool time_layouts = true;
+  /// Compiled: capture the program's graph with independent steps on separate streams (the tree's
+  /// branches run at once; src/core/step_graph.hpp), its intermediates planned over the tree's
+  /// levels so that steps of one level share no bytes. `automatic` (the default) builds that
+  /// variant of the program whose layout won, times it against the one-chain program and keeps it
+  /// when at least 3% faster; `always` takes it; `never` captures one chain. Eager and sliced
+  /// programs run one chain.
+  kernel_choice concurrent_branches = kernel_choice::automatic;
   /// See `precision`: reduced precision only when asked for.
   precision compute_precision = precision::full;
   /// Run subtrees of small steps (every operand and result at most fuse_max_elements) in one

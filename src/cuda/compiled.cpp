@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/step_graph.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/eager.hpp"
 #include "cuda/small_steps.hpp"
@@ -24,8 +25,8 @@ std::size_t aligned(std::size_t bytes) { return (bytes + arena_alignment - 1) / 
 }  // namespace
 
 compiled_program::compiled_program(engine& eng, const problem& p, std::size_t reserve_bytes, std::size_t limit_bytes,
-                                   const layout_policy* layout_override)
-    : eng_(&eng), opt_(eng.opts()), type_(p.type), last_stream_(eng.stream()) {
+                                   const layout_policy* layout_override, bool concurrent)
+    : eng_(&eng), opt_(eng.opts()), concurrent_(concurrent), type_(p.type), last_stream_(eng.stream()) {
   if (layout_override != nullptr) opt_.intermediate_layout = *layout_override;
   const auto t0 = std::chrono::steady_clock::now();
   cudaEvent_t ev = nullptr;
@@ -36,6 +37,7 @@ compiled_program::compiled_program(engine& eng, const problem& p, std::size_t re
   admit(reserve_bytes, limit_bytes);
   allocate();
   build_ops(p, choices, lay);
+  critical_ops_ = static_cast<int>(ops_.size());  // one chain, until plan_lanes says otherwise
   if (tiled_choice_automatic_ || opt_.library_algos == kernel_choice::automatic || (gemm_candidates_ > 0 && opt_.gemm_lowering == kernel_choice::automatic))
     choose_kernels_by_timing(p, choices);
   if (opt_.use_graph) capture();
@@ -94,28 +96,72 @@ float time_replays(compiled_program& prog, cudaStream_t st) {
 // MPS/MPO chains and batched einsums, column-major the reference tree): measured, not guessed.
 // The inputs' contents do not matter to the speed; the buffers are the program's own.
 std::unique_ptr<compiled_program> compiled_program::build(engine& eng, const problem& p) {
-  if (!eng.opts().time_layouts || p.tree.steps.size() < 2) return std::make_unique<compiled_program>(eng, p);
+  const kernel_choice branches = p.tree.steps.size() < 2 ? kernel_choice::never : eng.opts().concurrent_branches;
+  if (!eng.opts().time_layouts || p.tree.steps.size() < 2) {
+    if (branches == kernel_choice::never) return std::make_unique<compiled_program>(eng, p);
+    if (branches == kernel_choice::always) return std::make_unique<compiled_program>(eng, p, 0, 0, nullptr, true);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   // Both programs held at once stay under the memory limit together: a candidate gets what the
   // kept one leaves of it.
   std::size_t limit = 0, available = 0;
   const bool limit_known = memory_budget(eng, &limit, &available);
+  const limit_rule limit_beside = [&](const compiled_program& kept) -> std::optional<std::size_t> {
+    if (!limit_known) return std::size_t{0};  // 0: the options' limit (the device cannot say what is free)
+    if (kept.device_bytes() >= limit) return std::nullopt;
+    return limit - kept.device_bytes();
+  };
+  std::unique_ptr<compiled_program> best;
+  std::vector<std::pair<layout_policy, float>> times;
+  float best_ms = 0;
+  if (!eng.opts().time_layouts) {
+    best = std::make_unique<compiled_program>(eng, p);
+    best_ms = time_replays(*best, eng.stream());
+  } else {
+    best = build_timed_layouts(eng, p, limit_beside, times, best_ms);
+  }
+  // The tree's branches at once: the same layout, intermediates planned over levels, timed.
+  if (branches != kernel_choice::never) {
+    const layout_policy kept_layout = best->intermediate_layout();
+    std::unique_ptr<compiled_program> cand;
+    if (const auto cand_limit = limit_beside(*best)) {
+      try {
+        cand = std::make_unique<compiled_program>(eng, p, 0, *cand_limit, &kept_layout, true);
+      } catch (const out_of_memory&) {
+        cand.reset();  // its level plan does not fit beside the kept one: one chain stays
+      }
+    }
+    if (cand) {
+      const float t = time_replays(*cand, eng.stream());
+      const float chain_ms = best_ms;
+      if (branches == kernel_choice::always || t < best_ms * 0.97F) {
+        best = std::move(cand);
+        best_ms = t;
+      }
+      best->chain_ms_ = chain_ms;
+      best->concurrent_ms_ = t;
+    }
+  }
+  best->layout_times_ = std::move(times);
+  best->compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();  // every candidate's
+  return best;
+}
+
+std::unique_ptr<compiled_program> compiled_program::build_timed_layouts(engine& eng, const problem& p, const limit_rule& limit_beside,
+                                                                        std::vector<std::pair<layout_policy, float>>& times, float& best_ms) {
   const layout_policy first = eng.opts().intermediate_layout;
   std::vector<layout_policy> order{first};
   for (layout_policy l : {layout_policy::column_major, layout_policy::row_major, layout_policy::follow})
     if (l != first) order.push_back(l);
   std::unique_ptr<compiled_program> best = std::make_unique<compiled_program>(eng, p, 0, 0, &order[0]);
-  std::vector<std::pair<layout_policy, float>> times{{order[0], time_replays(*best, eng.stream())}};
-  float best_ms = times[0].second;
+  times = {{order[0], time_replays(*best, eng.stream())}};
+  best_ms = times[0].second;
   for (std::size_t i = 1; i < order.size(); ++i) {
-    std::size_t cand_limit = 0;  // 0: the options' limit (the device cannot say what is free)
-    if (limit_known) {
-      if (best->device_bytes() >= limit) break;
-      cand_limit = limit - best->device_bytes();
-    }
+    const auto cand_limit = limit_beside(*best);
+    if (!cand_limit) break;
     std::unique_ptr<compiled_program> cand;
     try {
-      cand = std::make_unique<compiled_program>(eng, p, 0, cand_limit, &order[i]);
+      cand = std::make_unique<compiled_program>(eng, p, 0, *cand_limit, &order[i]);
     } catch (const out_of_memory&) {
       continue;  // does not fit beside the kept one
     }
@@ -126,8 +172,6 @@ std::unique_ptr<compiled_program> compiled_program::build(engine& eng, const pro
       best = std::move(cand);
     }
   }
-  best->layout_times_ = std::move(times);
-  best->compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();  // every candidate's
   return best;
 }
 
@@ -185,8 +229,27 @@ compiled_program::layout compiled_program::plan_buffers(const problem& p, const 
   std::vector<int> position(steps, -1);
   const std::vector<int>& consumer = choices.plan.consumer;
   int next_position = fused ? 1 : 0;
-  for (int k : fusion_.library_steps) position[static_cast<std::size_t>(k)] = next_position++;
   for (int k : fusion_.absorbed) position[static_cast<std::size_t>(k)] = 0;
+  if (concurrent_) {
+    // Concurrent: positions are the tree's levels (the fused launch at 0, a library step one past
+    // its latest producer), and the library steps run in level order, a valid sequential order for
+    // a plan over levels. Steps of one level then share no bytes and can run at once.
+    const int base = next_position;
+    for (int kk : fusion_.library_steps) {
+      const step& s = p.tree.steps[static_cast<std::size_t>(kk)];
+      int pos = base;
+      for (int id : {s.lhs, s.rhs}) {
+        if (id < static_cast<int>(n)) continue;
+        pos = std::max(pos, position[static_cast<std::size_t>(id) - n] + 1);
+      }
+      position[static_cast<std::size_t>(kk)] = pos;
+      next_position = std::max(next_position, pos + 1);
+    }
+    std::stable_sort(fusion_.library_steps.begin(), fusion_.library_steps.end(),
+                     [&](int x, int y) { return position[static_cast<std::size_t>(x)] < position[static_cast<std::size_t>(y)]; });
+  } else {
+    for (int k : fusion_.library_steps) position[static_cast<std::size_t>(k)] = next_position++;
+  }
   const int end_position = next_position;
   std::vector<buffer_request> requests;
   l.request_of_step.assign(steps, -1);
@@ -282,12 +345,17 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
     if (l.request_of_step[k] >= 0) return ab + mplan_.offsets.at(static_cast<std::size_t>(l.request_of_step[k]));
     return sb + l.scratch_offset[k];
   };
+  auto bytes_of = [&](int id) -> std::size_t {
+    const auto& labels = static_cast<std::size_t>(id) < n ? net.inputs[static_cast<std::size_t>(id)] : p.tree.steps[static_cast<std::size_t>(id) - n].out;
+    return static_cast<std::size_t>(element_count(net.shape_of(labels))) * elem;
+  };
   if (c.plan.kernel.front() == step_kernel::copy) {
     result_ = arena_.get();
     op copy;
     copy.a = inputs_[0];
     copy.d = arena_.get();
     copy.bytes = result_bytes_;
+    copy.a_bytes = copy.d_bytes = result_bytes_;
     ops_.push_back(std::move(copy));
     op_steps_.push_back(-2);
   } else {
@@ -326,6 +394,9 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
     o.a = ptr_of(s.lhs);
     o.b = s.rhs >= 0 ? ptr_of(s.rhs) : nullptr;
     o.d = ptr_of(static_cast<int>(n + k));
+    o.a_bytes = bytes_of(s.lhs);
+    o.b_bytes = s.rhs >= 0 ? bytes_of(s.rhs) : 0;
+    o.d_bytes = bytes_of(static_cast<int>(n + k));
     if (c.plan.kernel[k] == step_kernel::tiled) {
       o.tiled_rec = c.plan.tiled[k];
       bind_tiled(o.tiled_rec, o.a, o.b, o.d);
@@ -361,6 +432,8 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
 // 6. Capture once, after every plan exists (no plan creation, allocation or event polling inside).
 void compiled_program::capture() {
   cudaStream_t st = eng_->stream();
+  lane_capture lanes;
+  if (concurrent_) lanes = plan_lanes();  // streams and events made before the capture begins
   if (cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
     (void)cudaGetLastError();
     graph_note_ = "capture could not begin; replaying on the stream";
@@ -368,7 +441,11 @@ void compiled_program::capture() {
   }
   bool enqueued = true;
   try {
-    enqueue_all(st);
+    if (lanes.schedule.lanes > 1) {
+      enqueue_lanes(st, lanes);
+    } else {
+      enqueue_all(st);
+    }
   } catch (const std::exception& e) {
     enqueued = false;
     graph_note_ = std::string("capture failed (") + e.what() + "); replaying on the stream";
@@ -537,6 +614,67 @@ void compiled_program::enqueue_op(const op& o, cudaStream_t stream) {
 
 void compiled_program::enqueue_all(cudaStream_t stream) {
   for (const op& o : ops_) enqueue_op(o, stream);
+}
+
+// What each op reads and writes in the program's memory (the fused launch of small steps touches
+// many buffers: a barrier), its dependencies, and the lanes of the capture, with the side streams
+// and the events it records. Inputs are only read by the steps, so they order nothing.
+compiled_program::lane_capture compiled_program::plan_lanes() {
+  constexpr int max_lanes = 4;
+  std::vector<op_access> access(ops_.size());
+  for (std::size_t i = 0; i < ops_.size(); ++i) {
+    const op& o = ops_[i];
+    op_access& x = access[i];
+    if (o.fused_records != nullptr) {
+      x.barrier = true;
+      continue;
+    }
+    const auto range = [](const void* ptr, std::size_t bytes) {
+      const auto b = reinterpret_cast<std::uintptr_t>(ptr);
+      return byte_range{b, ptr == nullptr ? b : b + bytes};
+    };
+    x.reads = {range(o.a, o.a_bytes), range(o.b, o.b_bytes)};
+    x.writes = {range(o.d, o.d_bytes), range(o.workspace, o.workspace_bytes)};
+  }
+  lane_capture c;
+  c.schedule = schedule_lanes(op_dependencies(access), max_lanes);
+  lanes_ = c.schedule.lanes;
+  critical_ops_ = c.schedule.critical_ops;
+  if (c.schedule.lanes == 1) return c;
+  const auto event = [] {
+    cudaEvent_t e = nullptr;
+    TNRT_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    return event_owner(e);
+  };
+  for (int l = 1; l < c.schedule.lanes; ++l) {
+    cudaStream_t side = nullptr;
+    TNRT_CUDA(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    c.side.emplace_back(side);
+    c.joins.push_back(event());
+  }
+  c.fork = event();
+  c.events.resize(ops_.size());
+  for (std::size_t i = 0; i < ops_.size(); ++i)
+    if (c.schedule.record[i] != 0) c.events[i] = event();
+  return c;
+}
+
+// Every side lane forks from `stream` before its first op and joins it after its last: the
+// captured graph then holds each op's dependencies instead of one chain.
+void compiled_program::enqueue_lanes(cudaStream_t stream, const lane_capture& c) {
+  const auto lane_stream = [&](int l) { return l == 0 ? stream : c.side[static_cast<std::size_t>(l - 1)].get(); };
+  TNRT_CUDA(cudaEventRecord(c.fork.get(), stream));
+  for (const auto& side : c.side) TNRT_CUDA(cudaStreamWaitEvent(side.get(), c.fork.get(), 0));
+  for (std::size_t j = 0; j < ops_.size(); ++j) {
+    cudaStream_t s = lane_stream(c.schedule.lane[j]);
+    for (int w : c.schedule.waits[j]) TNRT_CUDA(cudaStreamWaitEvent(s, c.events[static_cast<std::size_t>(w)].get(), 0));
+    enqueue_op(ops_[j], s);
+    if (c.schedule.record[j] != 0) TNRT_CUDA(cudaEventRecord(c.events[j].get(), s));
+  }
+  for (std::size_t l = 0; l < c.side.size(); ++l) {
+    TNRT_CUDA(cudaEventRecord(c.joins[l].get(), c.side[l].get()));
+    TNRT_CUDA(cudaStreamWaitEvent(stream, c.joins[l].get(), 0));
+  }
 }
 
 std::vector<std::string> compiled_program::op_kernels() const {

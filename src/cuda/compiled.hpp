@@ -6,6 +6,7 @@
 // (captured once, after every plan exists), or replays the steps on the stream when capture fails.
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -16,6 +17,7 @@
 
 #include "core/fusion.hpp"
 #include "core/gemm_lowering.hpp"
+#include "core/step_graph.hpp"
 #include "core/step_plan.hpp"
 #include "core/tiled.hpp"
 #include "cuda/engine.hpp"
@@ -48,8 +50,10 @@ class compiled_program {
   /// table and result), counted by the admission against the memory limit too.
   /// `limit_bytes` (not 0) replaces the options' memory limit (never above what is free).
   /// `layout_override` (not null) replaces the options' intermediate layout.
+  /// `concurrent`: independent steps on separate streams in the graph, intermediates planned over
+  /// the tree's levels (options::concurrent_branches; build() decides it).
   compiled_program(engine& eng, const problem& p, std::size_t reserve_bytes = 0, std::size_t limit_bytes = 0,
-                   const layout_policy* layout_override = nullptr);
+                   const layout_policy* layout_override = nullptr, bool concurrent = false);
   ~compiled_program();
   /// The program for p under each intermediate layout when the options say time_layouts (the
   /// fastest of a few replays each, at most two programs held at once), else the plain constructor's.
@@ -58,6 +62,14 @@ class compiled_program {
   /// milliseconds (empty when it timed none).
   [[nodiscard]] layout_policy intermediate_layout() const noexcept { return opt_.intermediate_layout; }
   [[nodiscard]] const std::vector<std::pair<layout_policy, float>>& layout_times() const noexcept { return layout_times_; }
+  /// Compiled with independent steps on separate streams; the lanes (streams) its graph uses and the
+  /// ops on its longest chain of dependencies (both 1 and the op count for one chain).
+  [[nodiscard]] bool concurrent() const noexcept { return concurrent_; }
+  [[nodiscard]] int lanes() const noexcept { return lanes_; }
+  [[nodiscard]] int critical_ops() const noexcept { return critical_ops_; }
+  /// build()'s timing of the concurrent variant against the one-chain program of the same layout
+  /// (milliseconds; negative where it timed none).
+  [[nodiscard]] std::pair<float, float> branch_times() const noexcept { return {chain_ms_, concurrent_ms_}; }
   /// The device bytes the program for p would hold (device_bytes()), from its plans and memory plan
   /// alone: nothing allocated, nothing launched (the plans stay in the engine's plan cache).
   static std::size_t predict_bytes(engine& eng, const problem& p);
@@ -143,6 +155,7 @@ class compiled_program {
     void* workspace = nullptr;  // this step's cuTENSOR workspace, in the arena
     std::uint64_t workspace_bytes = 0;
     std::size_t bytes = 0;
+    std::size_t a_bytes = 0, b_bytes = 0, d_bytes = 0;  // what the op reads at a and b and writes at d
     bool tiled = false;  // tnrt's tiled streaming kernel instead of the plan
     tiled_record tiled_rec;
     /// Other plans of the same step (tiled_alternatives): `automatic` times each against tiled_rec
@@ -163,6 +176,10 @@ class compiled_program {
     std::vector<int> request_of_step, workspace_request;
     std::vector<std::size_t> scratch_offset, input_offsets;
   };
+  /// What a candidate program may hold beside the kept one (0: the options' limit; none: nothing left).
+  using limit_rule = std::function<std::optional<std::size_t>(const compiled_program&)>;
+  static std::unique_ptr<compiled_program> build_timed_layouts(engine& eng, const problem& p, const limit_rule& limit_beside,
+                                                               std::vector<std::pair<layout_policy, float>>& times, float& best_ms);
   step_choices choose_steps(const problem& p);
   layout plan_buffers(const problem& p, const step_choices& c);
   struct plan_only {};
@@ -174,12 +191,27 @@ class compiled_program {
   void build_io_graph();
 
   void enqueue_all(cudaStream_t stream);
+  // The capture of a concurrent program: the lanes' schedule, side streams and events.
+  struct stream_deleter {
+    void operator()(cudaStream_t s) const noexcept { (void)cudaStreamDestroy(s); }
+  };
+  struct lane_capture {
+    lane_schedule schedule;
+    std::vector<std::unique_ptr<std::remove_pointer_t<cudaStream_t>, stream_deleter>> side;
+    std::vector<event_owner> events, joins;
+    event_owner fork;
+  };
+  lane_capture plan_lanes();
+  void enqueue_lanes(cudaStream_t stream, const lane_capture& c);
   void enqueue_op(const op& o, cudaStream_t stream);
   void choose_kernels_by_timing(const problem& p, const step_choices& c);
 
   engine* eng_;
   options opt_;  // the engine's, with the layout this program was compiled under
   std::vector<std::pair<layout_policy, float>> layout_times_;
+  bool concurrent_ = false;
+  int lanes_ = 1, critical_ops_ = 0;
+  float chain_ms_ = -1, concurrent_ms_ = -1;
   std::vector<op> ops_;
   memory_plan mplan_;
   std::vector<void*> inputs_;

@@ -199,10 +199,25 @@ class cuda_program final : public gpu_program {
   [[nodiscard]] int algos_changed() const override { return prog_.algos_changed(); }
   [[nodiscard]] int gemm_candidates() const override { return prog_.gemm_candidates(); }
   [[nodiscard]] int gemm_chosen() const override { return prog_.gemm_chosen(); }
-  [[nodiscard]] std::string layout() const override { return layout_name(prog_.intermediate_layout()); }
+  /// The intermediate layout, "+branches (L lanes, C of N ops on the longest chain)" when the
+  /// program runs independent steps at once.
+  [[nodiscard]] std::string layout() const override {
+    std::string s = layout_name(prog_.intermediate_layout());
+    if (prog_.concurrent()) {
+      s += "+branches (" + std::to_string(prog_.lanes()) + " lanes, " + std::to_string(prog_.critical_ops()) + " of " +
+           std::to_string(prog_.launches()) + " ops on the longest chain)";
+    }
+    return s;
+  }
+  /// Each layout timed, then the winner's concurrent variant ("LAYOUT+branches") when it was timed.
   [[nodiscard]] std::vector<std::pair<std::string, double>> layout_times() const override {
     std::vector<std::pair<std::string, double>> out;
     for (const auto& [l, ms] : prog_.layout_times()) out.emplace_back(layout_name(l), ms);
+    const auto [chain_ms, concurrent_ms] = prog_.branch_times();
+    if (concurrent_ms >= 0) {
+      if (out.empty()) out.emplace_back(layout_name(prog_.intermediate_layout()), chain_ms);
+      out.emplace_back(layout_name(prog_.intermediate_layout()) + "+branches", concurrent_ms);
+    }
     return out;
   }
   static std::string layout_name(layout_policy l) {

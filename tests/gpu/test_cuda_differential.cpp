@@ -561,6 +561,79 @@ TEST_F(Differential, CompiledTimedLayoutsMatchCpu) {
   EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
 }
 
+// Independent steps at once: programs captured on several streams, their intermediates planned over
+// the tree's levels, against the CPU engine, in every dtype, with and without fusion, three runs
+// each on fresh inputs (a race shows as a moving error); the graph-less replay (one stream, level
+// order) too. Some of the trees must actually take several lanes.
+TEST_F(Differential, CompiledConcurrentBranchesMatchCpu) {
+  int several_lanes = 0, programs = 0;
+  for (bool fuse : {false, true}) {
+    for (bool graph : {true, false}) {
+      cuda::options opt;
+      opt.fuse_small_steps = fuse;
+      opt.use_graph = graph;
+      engine eng(opt);
+      for (dtype t : {dtype::f32, dtype::f64, dtype::c64, dtype::c128}) {
+        for (const tree_case& c : tree_cases) {
+          for (int tensors : {c.tensors, c.tensors + 6}) {
+            std::uint64_t used = 0;
+            const problem p = gputest::random_problem(spec_for(tensors), c.seed + 900 + static_cast<std::uint64_t>(tensors), t, &used);
+            cuda::compiled_program prog(eng, p, 0, 0, nullptr, true);
+            ASSERT_TRUE(prog.concurrent());
+            ++programs;
+            if (prog.lanes() > 1) ++several_lanes;
+            EXPECT_EQ(prog.uses_graph(), graph) << prog.graph_note();
+            EXPECT_LE(prog.critical_ops(), static_cast<int>(prog.launches()));
+            for (int rep = 0; rep < 3; ++rep) {
+              const auto in = gputest::random_inputs(p, used + static_cast<std::uint64_t>(rep), 0.25, 1.25);
+              for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog.input(i), in[i].data(), in[i].bytes());
+              prog.run();
+              const host_tensor got = gputest::download(eng, prog.result(), p.type, p.net.shape_of(p.net.output));
+              EXPECT_LE(gputest::rel_error(got, cpu::contract(p, in)), gputest::tolerance(t, gputest::longest_sum(p), 256.0))
+                  << p.source << " fuse " << fuse << " graph " << graph << " lanes " << prog.lanes() << " run " << rep;
+            }
+          }
+        }
+      }
+      eng.synchronize();
+      EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
+    }
+  }
+  std::printf("[branches] %d of %d programs took several lanes\n", several_lanes, programs);
+  EXPECT_GT(several_lanes, programs / 4);
+}
+
+// build() with concurrent_branches: `always` keeps the concurrent variant of the winning layout and
+// reports both times; `never` times none.
+TEST_F(Differential, CompiledBranchesChoice) {
+  for (kernel_choice how : {kernel_choice::always, kernel_choice::never, kernel_choice::automatic}) {
+    cuda::options opt;
+    opt.concurrent_branches = how;
+    engine eng(opt);
+    std::uint64_t used = 0;
+    const problem p = gputest::random_problem(spec_for(16), 4242, dtype::f32, &used);
+    const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+    const std::unique_ptr<cuda::compiled_program> prog = cuda::compiled_program::build(eng, p);
+    const auto [chain_ms, concurrent_ms] = prog->branch_times();
+    if (how == kernel_choice::never) {
+      EXPECT_FALSE(prog->concurrent());
+      EXPECT_LT(concurrent_ms, 0.0F);
+    } else {
+      EXPECT_GE(concurrent_ms, 0.0F);
+      EXPECT_GE(chain_ms, 0.0F);
+      if (how == kernel_choice::always) {
+        EXPECT_TRUE(prog->concurrent());
+      } else {
+        EXPECT_EQ(prog->concurrent(), concurrent_ms < chain_ms * 0.97F);
+      }
+    }
+    for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog->input(i), in[i].data(), in[i].bytes());
+    prog->run();
+    const host_tensor got = gputest::download(eng, prog->result(), p.type, p.net.shape_of(p.net.output));
+    EXPECT_LE(gputest::rel_error(got, cpu::contract(p, in)), gputest::tolerance(dtype::f32, gputest::longest_sum(p), 256.0));
+  }
+}
+
 // Reduced precision is opt-in: full precision by default; TF32 visibly less accurate on a chain of
 // 512-wide products (still within 2e-2), 3xTF32 near FP32; f64 ignores it.
 TEST_F(Differential, ReducedPrecisionIsOptIn) {
