@@ -68,7 +68,9 @@ inline constexpr option_spec problem_option_specs[] = {
 /// operand shapes come from --shapes (else every label gets --label-size or --bond-dim). An explicit
 /// --optimizer replaces the file's own tree or path with the built-in optimizer's. `given` (the
 /// --inputs tensors, if any) supplies an expression's shapes and dtype when the options do not.
-problem load_problem(const std::string& input, const parsed_args& args, std::span<const host_tensor> given = {});
+/// `search_seconds`, when given, receives the wall time of the path search (0 when none ran).
+problem load_problem(const std::string& input, const parsed_args& args, std::span<const host_tensor> given = {},
+                     double* search_seconds = nullptr);
 
 /// --memory-limit: a byte count (K/M/G/T: powers of 1024, KB/MB/GB/TB: powers of 1000, KiB/MiB/
 /// GiB/TiB) or a share of free device memory ("80%"). Throws usage_error naming the option.

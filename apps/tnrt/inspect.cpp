@@ -71,7 +71,8 @@ int run_inspect(std::span<char* const> argv) {
   const double bandwidth_gbps = a.double_or("bandwidth", default_bandwidth_gbps);
   if (bandwidth_gbps <= 0) throw usage_error("--bandwidth must be positive");
 
-  const problem p = load_problem(a.positionals().front(), a);
+  double search_seconds = 0;
+  const problem p = load_problem(a.positionals().front(), a, {}, &search_seconds);
   const tree_cost c = cost_of(p.net, p.tree);
   const double elem = static_cast<double>(size_of(p.type));
   const double rw_bytes = c.rw_bytes(p.type);
@@ -82,6 +83,7 @@ int run_inspect(std::span<char* const> argv) {
   std::printf("labels: %zu\n", p.net.label_count());
   std::printf("output rank: %zu\n", p.net.output.size());
   std::printf("dtype: %s\n", std::string(name_of(p.type)).c_str());
+  if (a.has("optimizer") || search_seconds > 0) std::printf("search: %.3f s (the path search's wall time)\n", search_seconds);
   std::printf("steps: %zu\n", c.steps);
   std::printf("tc: %.2f (log2 of %.6g multiply-adds)\n", c.log2_tc, c.flops);
   std::printf("sc: %.2f (log2 of %.6g elements in the largest tensor)\n", c.log2_sc, c.max_elements);

@@ -1,4 +1,5 @@
 // INPUT -> tnrt::problem, for `contract` and `inspect`.
+#include <chrono>
 #include <filesystem>
 #include <limits>
 
@@ -77,7 +78,15 @@ bool looks_like_expression(const std::string& input) {
 
 }  // namespace
 
-problem load_problem(const std::string& input, const parsed_args& args, std::span<const host_tensor> given) {
+problem load_problem(const std::string& input, const parsed_args& args, std::span<const host_tensor> given,
+                     double* search_seconds) {
+  const auto timed_search = [search_seconds](const network& net, path_optimizer how, dtype type) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto path = optimize_path(net, how, type);
+    if (search_seconds) *search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return path;
+  };
+  if (search_seconds) *search_seconds = 0;
   std::optional<dtype> type;
   if (const auto t = args.value("dtype")) type = parse_dtype(*t);
   const std::int64_t bond_dim = args.int_or("bond-dim", 2, 1, std::numeric_limits<std::int32_t>::max());
@@ -110,7 +119,7 @@ problem load_problem(const std::string& input, const parsed_args& args, std::spa
     lo.einsum.type = type;
     if (optimizer || path_file) lo.einsum.missing_path = path_optimizer::greedy;  // replaced below: no search
     p = load_file(input, lo);
-    if (optimizer) p.tree = tree_from_linear_path(p.net, optimize_path(p.net, *optimizer, p.type));
+    if (optimizer) p.tree = tree_from_linear_path(p.net, timed_search(p.net, *optimizer, p.type));
     if (path_file) p.tree = tree_from_linear_path(p.net, *path_file);
   } else if (looks_like_expression(input)) {
     if (args.has("path"))
@@ -131,7 +140,7 @@ problem load_problem(const std::string& input, const parsed_args& args, std::spa
     p.net = parse_expression(input, shapes);
     p.type = type.value_or(given.empty() ? dtype::f32 : given.front().type());
     p.tree = tree_from_linear_path(p.net, path_file ? *path_file
-                                                    : optimize_path(p.net, optimizer.value_or(path_optimizer::automatic), p.type));
+                                                    : timed_search(p.net, optimizer.value_or(path_optimizer::automatic), p.type));
     p.source = "expression '" + input + "'";
   } else {
     throw io_error("cannot open '" + input + "': no such file (and it is not an einsum expression)");

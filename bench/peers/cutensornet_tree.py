@@ -21,6 +21,7 @@ exits 0 when it ran, 2 when not supported (no cuquantum, no GPU), 1 on failure.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -79,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, help="--own-path: hyper-optimiser threads")
     ap.add_argument("--path-seed", type=int, default=0, help="--own-path: optimiser seed")
     ap.add_argument("--memory-limit", default="80%", help="NetworkOptions.memory_limit")
+    ap.add_argument("--write-path", metavar="FILE", help="write the path contract_path returned (linear, json) there, "
+                    "for tnrt's --path-file")
     args = ap.parse_args(argv)
 
     problem = common.problem_from_args(args)
@@ -179,6 +182,9 @@ def run(cuquantum, tensornet, args, problem: common.Problem, report: dict) -> in
         path_ms = (time.perf_counter() - t0) * 1e3
         if not args.own_path and [sorted(map(int, p)) for p in path] != [sorted(p) for p in linear]:
             raise RuntimeError("cuTensorNet reports a path other than the one given")
+        if args.write_path:
+            with open(args.write_path, "w", encoding="utf-8") as f:
+                json.dump([[int(x) for x in p] for p in path], f)
         report["path_finding"] = {"ms": path_ms, "flops": float(info.opt_cost),
                                   "largest_intermediate_elements": float(info.largest_intermediate),
                                   "num_slices": int(info.num_slices), "contractions": len(path),
