@@ -79,7 +79,7 @@ def cotengra_search(problem: common.Problem, seconds: float, seed: int) -> tuple
 
 def cutensornet_own(file: str, p: dict, args, jfile: str, path_file: str) -> dict:
     import cutensornet_tree  # bench/peers: the peer, called in this process (one import of cuquantum)
-    argv = [file, "--dtype", p["dtype"], "--fill", repr(p["fill"]["value"]), "--device", "cuda", "--own-path",
+    argv = [file, "--dtype", p["dtype"], "--fill", "constant", "--value", repr(p["fill"]["value"]), "--device", "cuda", "--own-path",
             "--samples", str(args.samples), "--warmups", str(args.warmups), "--runs", str(args.runs),
             "--json", jfile, "--write-path", path_file]
     rc = cutensornet_tree.main(argv)

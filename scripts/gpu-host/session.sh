@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU host, from the repo root: unpack cuTENSOR (all parts must have arrived) and the
 # binaries, then run the named steps, logging under $OUT (or /tmp/out).
-#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra fam ref soak sanitize cupti ...
+#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra fam own nccl ref soak sanitize cupti ...
 set -uo pipefail
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 bash .gpu-host/unpack.sh | tail -1
@@ -203,6 +203,14 @@ PY
            done; done
            python3 bench/harness.py bench/suites/smoke.json --tnrt $bin/tnrt --profile --skip-peers --reps 1 --out /tmp/smoke-profile 2>&1 | tail -6
            ls /tmp/smoke-profile; tar -czf $out/smoke-profile.tgz -C /tmp smoke-profile ;;
+    own)    # each tool's own path (issue 16): tnrt's search, cotengra at equal time, cuTensorNet's
+            # contract_path; every path executed by tnrt compiled (OWN_BUDGET seconds, default 300;
+            # OWN_ARGS: more options, e.g. --problem 'mps*')
+            peer_env
+            timeout 560 python3 bench/paths/own_paths.py bench/suites/families.json --tnrt $bin/tnrt --out /tmp/own --warmups 1 --runs 5 \
+              --budget ${OWN_BUDGET:-300} ${OWN_ARGS:-} 2>&1 | tail -45
+            tar -czf $out/own.tgz -C /tmp own ;;
+    nccl)   OUT=$out bash scripts/gpu-host/nccl.sh bench/suites/sliced/small-regular3-n180.json 2>&1 | tail -30 ;;
     bw) timeout 120 python3 bench/bandwidth.py 2>&1 | tail -3 ;;
     micro) timeout 120 $bin/tnrt_retire_bench 2>&1 | tail -20 ;;
     *) echo "unknown step $s" ;;
