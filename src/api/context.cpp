@@ -561,7 +561,11 @@ slice_report context::plan_sliced(const problem& p, const slice_request& request
   auto predict = [&](const std::vector<label_t>& labels) {
     const problem q = slice_problem(p, labels);
     if (!s.gpu) return slice_peak_bytes(q) + reserve;
-    return s.gpu->predict_bytes(q) + s.gpu->slice_table_bytes(p, labels.size()) + reserve;
+    try {
+      return s.gpu->predict_bytes(q) + s.gpu->slice_table_bytes(p, labels.size()) + reserve;
+    } catch (const out_of_memory&) {  // a tensor of one slice larger than the device: does not fit
+      return std::numeric_limits<std::size_t>::max();
+    }
   };
   // Labels the request names are the plan (an error when one slice of them does not fit); the
   // file's own are taken when they fit, else the search below finds others.

@@ -196,6 +196,7 @@ bool compiled_program::memory_budget(engine& eng, std::size_t* limit_bytes, std:
 //    kernel), and the cuTENSOR plans of the library steps and of the tiled candidates `automatic`
 //    times against them (choose_kernels_by_timing).
 compiled_program::step_choices compiled_program::choose_steps(const problem& p) {
+  refuse_tensors_beyond_device(*eng_, p);
   const std::size_t steps = p.tree.steps.size();
   step_choices c;
   options rule = opt_;

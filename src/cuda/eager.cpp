@@ -131,6 +131,7 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
     return call.output != nullptr ? device_operand{call.output, false} : device_operand{pool.allocate(bytes, stream), true};
   };
 
+  refuse_tensors_beyond_device(eng, p);
   const step_plan& plan = analysis_of(eng, p, call);
   if (plan.kernel.front() == step_kernel::copy) {  // the single input already is the result: hand back a copy
     const std::vector<std::int64_t> shape = net.shape_of(net.inputs[0]);

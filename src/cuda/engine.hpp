@@ -96,6 +96,11 @@ class engine {
 
 /// Throws device_error when no CUDA device is usable (with the reason).
 void require_device(int device);
+/// Throws out_of_memory, before any plan is built, when one tensor of p (an input, a step's result)
+/// is larger than the whole device: cuTENSOR is never asked to plan it (paths whose intermediates
+/// reach 2^50 elements and more crashed its plan creation). Slicing is the way out, and the message
+/// says so. Nothing when the device cannot say its size.
+void refuse_tensors_beyond_device(engine& eng, const problem& p);
 /// "" or the reason no CUDA device is usable.
 std::string device_unavailable_reason(int device);
 

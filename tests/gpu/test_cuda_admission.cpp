@@ -43,6 +43,14 @@ TEST(Admission, NetworkTooBigForTheDeviceIsRefusedBeforeLaunchThenASmallOneRuns)
   // Refused before allocating anything from the driver for it.
   EXPECT_EQ(eng.runtime().counts().driver_allocs, launches_before.driver_allocs);
 
+  // A result of 2^56 elements (a path no device can hold: cotengra's first trial on the QAOA network
+  // had such steps): refused before any cuTENSOR plan is built, compiled and predicted alike (this
+  // crashed inside the plan's creation before).
+  const problem huge = expression_problem("ab,bc->ac", {{1LL << 28, 2}, {2, 1LL << 28}}, dtype::c64);
+  EXPECT_THROW(cuda::compiled_program(eng, huge), out_of_memory);
+  EXPECT_THROW((void)cuda::compiled_program::predict_bytes(eng, huge), out_of_memory);
+  EXPECT_EQ(eng.runtime().counts().driver_allocs, launches_before.driver_allocs);
+
   const problem small = expression_problem("ab,bc->ac", {{64, 32}, {32, 48}}, dtype::f64);
   const auto inputs = gputest::random_inputs(small, 7);
   cuda::compiled_program prog(eng, small);
