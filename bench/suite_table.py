@@ -23,7 +23,7 @@ def fnum(x: str) -> float | None:
         return None
 
 
-def table(rows: list[dict]) -> tuple[list[str], list[float]]:
+def table(rows: list[dict], compiled: str = "compiled") -> tuple[list[str], list[float]]:
     by: dict[str, dict[str, dict]] = {}
     order: list[str] = []
     for r in rows:
@@ -38,7 +38,7 @@ def table(rows: list[dict]) -> tuple[list[str], list[float]]:
     for name in order:
         v = by[name]
         ok = {k: r for k, r in v.items() if "ok" in (r.get("statuses") or "").split(";") and fnum(r["median_ms"]) is not None}
-        e, c = ok.get("eager"), ok.get("compiled")
+        e, c = ok.get("eager"), ok.get(compiled)
         any_row = next(iter(v.values()))
         peers = {k: r for k, r in ok.items() if r["kind"] != "tnrt" and not k.startswith(REDUCED) and r.get("verified") == "True"}
         best = min(peers.items(), key=lambda kv: fnum(kv[1]["median_ms"])) if peers else None
@@ -69,17 +69,19 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv")
     ap.add_argument("--md", help="write the table here too")
+    ap.add_argument("--compiled", default="compiled", metavar="VARIANT",
+                    help="the tnrt variant of the compiled column (e.g. 'compiled static': inputs in the program's own buffers)")
     args = ap.parse_args(argv)
     try:
         rows = list(csv.DictReader(open(args.csv, encoding="utf-8")))
     except OSError as e:
         print(f"suite_table: {e}", file=sys.stderr)
         return 1
-    lines, ratios = table(rows)
+    lines, ratios = table(rows, args.compiled)
     if ratios:
         g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         lines.append("")
-        lines.append(f"Geometric mean of best full-precision peer / tnrt compiled over {len(ratios)} networks: {g:.2f}×; "
+        lines.append(f"Geometric mean of best full-precision peer / tnrt {args.compiled} over {len(ratios)} networks: {g:.2f}×; "
                      f"compiled ahead on {sum(x > 1 for x in ratios)} of {len(ratios)}.")
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)

@@ -44,7 +44,7 @@ constexpr option_spec contract_specs[] = {
     {"fill", true},          {"random", true},    {"inputs", true},
     {"out", true},           {"verify", false},   {"warmup", true},
     {"repeat", true},        {"threads", true},   {"plan-cache", true},
-    {"step-profile", true},  {"retire", true},    {"retire-capacity", true},
+    {"step-profile", true},  {"static-inputs", false},  {"retire", true},    {"retire-capacity", true},
     {"workspace-cap", true}, {"no-graph", false}, {"jit", false},
     {"autotune", false},     {"json", true},      {"quiet", false},
     {"bandwidth", true},     {"layout", true},    {"no-fuse", false},
@@ -101,6 +101,9 @@ GPU knobs:
   --gemm auto|on|off         compiled: a step that is one (strided-batched) GEMM by strides is timed through
                              cuBLAS too, full precision, and runs there when faster (auto, the default);
                              on: through cuBLAS wherever it is one GEMM; off: cuTENSOR only
+  --static-inputs            compiled: the inputs written once into the program's own buffers and every
+                             timed run given those (program::input_views): no run copies its inputs in,
+                             as a captured CUDA graph replays its static inputs (torch's graph peer)
   --branches auto|on|off     compiled: independent steps of the tree run at once (the graph keeps the
                              tree's branches, up to 4 streams; intermediates planned over the tree's
                              levels): auto (the default) times it against one chain and keeps the faster
@@ -529,7 +532,7 @@ void add_profile(run_outcome& out, const cuda::profile_report& pr) {
 }
 
 run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, const cuda::options& opt, int warmups,
-                    int repeats, bool profile, const std::string& step_profile) {
+                    int repeats, bool profile, const std::string& step_profile, bool static_inputs) {
   progress_bar bar;
   cuda::run_request req;
   req.prob = &p;
@@ -539,6 +542,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
   req.repeats = repeats;
   req.profile = profile;
   req.step_profile_path = step_profile;
+  req.static_inputs = static_inputs;
   req.progress = [&bar](const char* phase, std::size_t done, std::size_t total) { bar.update(phase, done, total); };
   cuda::run_result r = cuda::run(req);
   bar.clear();
@@ -1059,6 +1063,9 @@ int run_contract(std::span<char* const> argv) {
   (void)a.int_or("retire-capacity", 1, 1, 1 << 20);
   (void)a.bytes_or("workspace-cap", 0);
 #endif
+  if (a.has("static-inputs") && mode != "compiled" && mode != "trace")
+    throw usage_error("--static-inputs applies to --mode compiled (a compiled program's own input buffers)");
+  if (a.has("static-inputs") && asked_device == "cpu") throw not_supported("--static-inputs needs the GPU (a program's device buffers)");
   // --profile records GPU kernels: it needs the GPU and CUPTI, both checked before any work.
   const bool profile = a.has("profile");
   if (profile && asked_device == "cpu") throw not_supported("--profile records GPU kernels; the CPU engine has none");
@@ -1072,6 +1079,7 @@ int run_contract(std::span<char* const> argv) {
   std::string fallback_note;
   const std::string device_name = choose_device(asked_device, fallback_note);
   const bool on_gpu = device_name == "cuda";
+  if (a.has("static-inputs") && !on_gpu) throw not_supported("--static-inputs needs the GPU (a program's device buffers); this run is on the CPU engine");
   if (profile && !on_gpu) throw device_error("--profile needs the GPU: " + fallback_note);
   if (!on_gpu && asked_device == "cpu" && mode == "compiled") {
     throw not_supported("--mode compiled runs on the GPU only; the CPU engine contracts eagerly");
@@ -1091,6 +1099,7 @@ int run_contract(std::span<char* const> argv) {
   if (!a.has("no-slice") && wants_slicing(a, p)) {
     if (profile) throw not_supported("--profile does not record sliced runs; profile one slice's problem instead");
     if (a.has("step-profile")) throw not_supported("--step-profile does not apply to sliced runs");
+    if (a.has("static-inputs")) throw not_supported("--static-inputs does not apply to sliced runs (each slice gathers its inputs)");
 #ifdef TNRT_HAVE_CUDA
     run = run_sliced(p, inputs, a, gpu_opt, on_gpu, warmups, repeats);
 #else
@@ -1099,7 +1108,7 @@ int run_contract(std::span<char* const> argv) {
   } else
 #ifdef TNRT_HAVE_CUDA
   if (on_gpu) {
-    run = run_gpu(p, inputs, gpu_opt, warmups, repeats, profile, a.value_or("step-profile", ""));
+    run = run_gpu(p, inputs, gpu_opt, warmups, repeats, profile, a.value_or("step-profile", ""), a.has("static-inputs"));
   } else {
     run = run_cpu(p, inputs, warmups, repeats);
   }

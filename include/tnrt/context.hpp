@@ -130,6 +130,12 @@ class program {
   void run(std::span<const tensor_view> inputs, const tensor_view& output, stream_handle stream);
   /// Convenience: uploads, runs, downloads, waits (blocking).
   [[nodiscard]] host_tensor run(std::span<const host_tensor> inputs);
+  /// Static inputs (the CUDA-graph habit: write the inputs in place, replay): row-major device
+  /// views of the program's own input buffers, valid while the program lives. Write a run's inputs
+  /// there (ordered before the run on its stream, as for any buffer) and pass these views to run():
+  /// nothing is copied into the program, the gather skips them. Their contents persist between
+  /// runs. Throws not_supported for a program of a CPU context (it has no device buffers).
+  [[nodiscard]] std::vector<tensor_view> input_views() const;
 
   [[nodiscard]] memory_report memory() const;
   [[nodiscard]] cost_report cost() const;

@@ -395,6 +395,20 @@ std::string program::layout() const { return state_of(state_).gpu ? state_->gpu-
 std::vector<std::pair<std::string, double>> program::layout_times() const {
   return state_of(state_).gpu ? state_->gpu->layout_times() : std::vector<std::pair<std::string, double>>{};
 }
+std::vector<tensor_view> program::input_views() const {
+  const detail::program_state& s = state_of(state_);
+  if (!s.gpu) throw not_supported("input_views: a program of a CPU context has no device buffers of its own");
+  std::vector<tensor_view> views(s.prob.net.inputs.size());
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    tensor_view& v = views[i];
+    v.data = s.gpu->input_buffer(i);
+    v.type = s.prob.type;
+    v.shape = std::span<const std::int64_t>(s.shapes).subspan(s.shape_begin[i], s.shape_begin[i + 1] - s.shape_begin[i]);
+    v.device = s.owner->opt.device;
+  }
+  return views;
+}
+
 std::vector<float> program::profile_ops() {
   detail::program_state& s = state_of(state_);
   if (!s.gpu) throw not_supported("profile_ops needs a GPU program");

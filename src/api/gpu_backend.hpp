@@ -34,6 +34,9 @@ class gpu_program {
   [[nodiscard]] virtual std::string layout() const = 0;
   [[nodiscard]] virtual std::vector<std::pair<std::string, double>> layout_times() const = 0;
   virtual std::vector<float> profile_ops() = 0;
+  /// The program's own buffer of input i (row-major): run() copies nothing into it when input i's
+  /// view points there.
+  [[nodiscard]] virtual void* input_buffer(std::size_t i) const = 0;
 };
 
 /// A compiled sliced contraction on the GPU.

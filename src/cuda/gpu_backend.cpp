@@ -167,15 +167,17 @@ class cuda_program final : public gpu_program {
     }
     cudaStream_t st = stream_of(stream);
     const last_use use(done_.get(), st);
+    // An input whose view is the program's own buffer (input_views) is there already: no copy.
+    auto source = [&](std::size_t i) -> const void* { return inputs[i].data == prog_.input(i) ? nullptr : inputs[i].data; };
     if (dense) {
-      for (std::size_t i = 0; i < inputs.size(); ++i) srcs_[i] = inputs[i].data;
+      for (std::size_t i = 0; i < inputs.size(); ++i) srcs_[i] = source(i);
       prog_.launch_io(srcs_, output.data, st);
       return;
     }
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       const tensor_view& v = inputs[i];
       if (row_major(v)) {
-        srcs_[i] = v.data;
+        srcs_[i] = source(i);
       } else {  // rare: its own strided copy, before the graph
         srcs_[i] = nullptr;
         const std::vector<std::int64_t> rows = row_major_strides(v.shape);
@@ -223,6 +225,7 @@ class cuda_program final : public gpu_program {
   static std::string layout_name(layout_policy l) {
     return l == layout_policy::follow ? "follow" : l == layout_policy::row_major ? "row" : "column";
   }
+  [[nodiscard]] void* input_buffer(std::size_t i) const override { return prog_.input(i); }
   std::vector<float> profile_ops() override {
     const last_use use(done_.get(), bridge_->own());
     return prog_.profile_steps();

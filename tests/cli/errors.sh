@@ -21,6 +21,8 @@ expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --gemm sometimes
 expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --layout diagonal
 expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --algo-timing maybe
 expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --precision half
+expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --branches sometimes
+expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --static-inputs
 expect_error 2 contract "$reference" --path opt_size --optimizer greedy
 expect_error 2 inspect
 expect_error 2 inspect "$reference" --bond-dim 0
@@ -46,6 +48,7 @@ else
 fi
 # not supported (10): the CPU engine has no compiled mode.
 expect_error 10 contract "ab,bc->ac" --shapes 2x3,3x4 --device cpu --mode compiled
+expect_error 10 contract "ab,bc->ac" --shapes 2x3,3x4 --device cpu --mode compiled --static-inputs
 
 # --help and --version succeed on stdout.
 for args in "--help" "contract --help" "inspect --help" "bench --help" "--version"; do

@@ -251,6 +251,55 @@ TEST(CudaApi, ProgramSameBuffersNewValuesInPlace) {
   EXPECT_EQ(bad, 0);
 }
 
+// Static inputs: the program's own buffers (input_views) written in place and run without copies,
+// alternating with runs from the caller's buffers (copied in), every result against the CPU; the
+// views are the program's shapes and type; a CPU program has none.
+TEST(CudaApi, ProgramStaticInputViews) {
+  TNRT_SKIP_WITHOUT_GPU();
+  context ctx;
+  stream_owner stream;
+  gputest::random_network_spec spec;
+  spec.tensors = 9;
+  spec.max_extent = 4;
+  spec.max_elements = 1 << 12;
+  spec.open_labels = 1;
+  const problem p = gputest::random_problem(spec, 8411, dtype::c64);
+  program prog = ctx.compile(p);
+  const std::vector<tensor_view> own = prog.input_views();
+  ASSERT_EQ(own.size(), p.net.inputs.size());
+  std::vector<std::unique_ptr<device_buffer>> mine;
+  for (std::size_t i = 0; i < own.size(); ++i) {
+    EXPECT_EQ(own[i].type, p.type);
+    EXPECT_EQ(std::vector<std::int64_t>(own[i].shape.begin(), own[i].shape.end()), p.net.shape_of(p.net.inputs[i]));
+    mine.push_back(std::make_unique<device_buffer>(static_cast<std::size_t>(element_count(p.net.shape_of(p.net.inputs[i]))) * 8));
+  }
+  const std::vector<std::int64_t> out_shape = p.net.shape_of(p.net.output);
+  device_buffer out(static_cast<std::size_t>(element_count(out_shape)) * 8);
+  tensor_view o;
+  o.data = out.ptr;
+  o.type = p.type;
+  o.shape = out_shape;
+  o.device = 0;
+  const double tol = gputest::tolerance(p.type, gputest::longest_sum(p), 256.0);
+  for (int run = 0; run < 12; ++run) {
+    const std::vector<host_tensor> values = gputest::random_inputs(p, 7700 + static_cast<std::uint64_t>(run), 0.25, 1.25);
+    const bool in_place = run % 3 != 2;  // two runs in place, then one from the caller's buffers
+    std::vector<tensor_view> views = own;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      void* dst = in_place ? own[i].data : mine[i]->ptr;
+      if (!in_place) views[i].data = dst;
+      gputest::check_cuda(cudaMemcpyAsync(dst, values[i].data(), values[i].bytes(), cudaMemcpyHostToDevice, stream.s), "H2D");
+    }
+    prog.run(views, o, stream.s);
+    host_tensor got(p.type, out_shape);
+    gputest::check_cuda(cudaMemcpyAsync(got.data(), out.ptr, got.bytes(), cudaMemcpyDeviceToHost, stream.s), "D2H");
+    gputest::check_cuda(cudaStreamSynchronize(stream.s), "sync");
+    EXPECT_LE(gputest::rel_error(got, cpu::contract(p, values)), tol) << "run " << run << (in_place ? " in place" : " copied in");
+  }
+  context cpu_ctx(options{.device = cpu_device});
+  EXPECT_THROW((void)cpu_ctx.compile(p).input_views(), not_supported);
+}
+
 TEST(CudaApi, FourStreamsThousandContractionsEach) {
   TNRT_SKIP_WITHOUT_GPU();
   context ctx;

@@ -531,7 +531,9 @@ def suite_doc(problems: list[dict]) -> dict:
         },
         "problems": problems,
         "variants": [{"name": "eager", "mode": "eager", "options": []},
-                     {"name": "compiled", "mode": "compiled", "options": []}],
+                     {"name": "compiled", "mode": "compiled", "options": []},
+                     # the inputs in the program's own buffers, as torch's graph peer replays static inputs
+                     {"name": "compiled static", "mode": "compiled", "options": ["--static-inputs"]}],
         "peers": [{"name": "torch", "script": "bench/peers/torch_tree.py", "args": []},
                   {"name": "torch graph", "script": "bench/peers/torch_tree.py", "args": ["--graph"]}],
     }

@@ -43,6 +43,11 @@ struct run_request {
   /// Record every kernel and synchronization of the timed runs through CUPTI (run_result::profile).
   /// The times then carry CUPTI's overhead. Throws device_error when CUPTI cannot be loaded.
   bool profile = false;
+  /// Compiled mode: the inputs uploaded once into the program's own buffers (program::input_views)
+  /// and every run given those views, so no run copies its inputs in: the static inputs of a
+  /// captured CUDA graph (torch's graph peer replays that way). Off: the runner's own device
+  /// buffers, copied into the program by each run (the general program::run path).
+  bool static_inputs = false;
   /// Compiled mode: after the timed runs, replay once with an event between ops and write one CSV
   /// row per launch (op, step, ranks, bytes, ms, GB/s, kernel) to this file ("" = none).
   std::string step_profile_path;
