@@ -53,6 +53,17 @@ for s in "$@"; do
             python3 bench/harness.py bench/suites/families.json --tnrt $bin/tnrt --reps 1 --warmups 1 --runs 3 --timeout 90 --budget ${FAM_BUDGET:-360} \
               --roofline ${FAM_ARGS:-} --out /tmp/fam 2>&1 | tail -60
             tar -czf $out/fam.tgz -C /tmp fam ;;
+    fam-static) # tnrt compiled with its inputs in the program's own buffers (variant 'compiled static'), every
+            # network of the families suite, no peers (FAM_BUDGET seconds, default 240)
+            python3 bench/harness.py bench/suites/families.json --tnrt $bin/tnrt --reps 1 --warmups 1 --runs 3 --timeout 90 \
+              --budget ${FAM_BUDGET:-240} --skip-peers --only "compiled static" --out /tmp/fams 2>&1 | tail -8
+            tar -czf $out/fams.tgz -C /tmp fams ;;
+    hugepath) # a path whose intermediates no device holds (cotengra's one-trial path on the QAOA network): one
+            # out-of-memory line and exit 8 in both modes, no crash
+            mkdir -p /tmp/hp && tar -xzf bench/results/2026-12-02-h200-branches/own-paths/paths.tgz -C /tmp/hp paths/qaoa-maxcut-n24-p4-cotengra.json
+            for m in compiled eager; do
+              timeout 120 $bin/tnrt contract bench/suites/families/qaoa-maxcut-n24-p4.json --device cuda --mode $m --path-file /tmp/hp/paths/qaoa-maxcut-n24-p4-cotengra.json; echo "rc=$? ($m)"
+            done ;;
     sliced) # slicing (bench/suites/sliced): tiny and small sliced against unsliced; big (256 GiB unsliced
             # peak) under a 40 GB limit with the file's cotengra slices and with tnrt's own; one slice alone
             # (per-slice overhead); cuTensorNet with the same path and slices
