@@ -94,8 +94,9 @@ def log2_values(pr: common.Problem, c: float) -> tuple[float, list[float]]:
 def test_suite_shape():
     s = SUITE_DOC
     assert s["name"] == "families"
-    assert [v["name"] for v in s["variants"]] == ["eager", "compiled"]
-    assert [v["mode"] for v in s["variants"]] == ["eager", "compiled"]
+    assert [v["name"] for v in s["variants"]] == ["eager", "compiled", "compiled static"]
+    assert [v["mode"] for v in s["variants"]] == ["eager", "compiled", "compiled"]
+    assert [v["options"] for v in s["variants"]] == [[], [], ["--static-inputs"]]
     # every peer issue 14 names, each script in the tree; the reduced-precision row is labelled so
     peers = {p["name"]: p for p in s["peers"]}
     assert {"torch", "torch graph", "cuTensorNet", "cotengra torch", "jax highest"} <= set(peers)
