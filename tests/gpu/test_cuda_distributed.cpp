@@ -20,24 +20,12 @@
 #include "tnrt/context.hpp"
 #include "tnrt/distributed.hpp"
 #include "tnrt/errors.hpp"
+#include "support/temp_dir.hpp"
 
 namespace tnrt {
 namespace {
 
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    std::string t = (std::filesystem::temp_directory_path() / "tnrt-test-nccl-XXXXXX").string();
-    if (::mkdtemp(t.data()) == nullptr) throw io_error("mkdtemp");
-    path = t;
-  }
-  ~temp_dir() {
-    std::error_code e;
-    std::filesystem::remove_all(path, e);
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-};
+using tnrt::testing::temp_dir;
 
 double rel_error(const host_tensor& got, const host_tensor& ref) {
   double d = 0, n = 0;

@@ -21,6 +21,7 @@
 #include "tnrt/cpu.hpp"
 #include "tnrt/distributed.hpp"
 #include "tnrt/errors.hpp"
+#include "support/temp_dir.hpp"
 #include "tnrt/npy.hpp"
 
 namespace tnrt {
@@ -34,20 +35,7 @@ environment_lookup env_of(std::map<std::string, std::string> vars) {
   };
 }
 
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    std::string t = (std::filesystem::temp_directory_path() / "tnrt-test-rdv-XXXXXX").string();
-    if (::mkdtemp(t.data()) == nullptr) throw io_error("mkdtemp");
-    path = t;
-  }
-  ~temp_dir() {
-    std::error_code e;
-    std::filesystem::remove_all(path, e);
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-};
+using tnrt::testing::temp_dir;
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path);
