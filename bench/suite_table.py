@@ -23,7 +23,7 @@ def fnum(x: str) -> float | None:
         return None
 
 
-def table(rows: list[dict], compiled: str = "compiled") -> tuple[list[str], list[float]]:
+def table(rows: list[dict], compiled: str = "compiled") -> tuple[list[str], list[float], list[float]]:
     by: dict[str, dict[str, dict]] = {}
     order: list[str] = []
     for r in rows:
@@ -35,6 +35,7 @@ def table(rows: list[dict], compiled: str = "compiled") -> tuple[list[str], list
            "compiled ×floor | compiled: memory / compute / overhead ms | JAX TF32 ms (check) | tnrt check |",
            "|---|---|---:|---:|---:|---|---:|---:|---:|---|---|---|"]
     ratios: list[float] = []
+    eager_vs_torch: list[float] = []
     for name in order:
         v = by[name]
         ok = {k: r for k, r in v.items() if "ok" in (r.get("statuses") or "").split(";") and fnum(r["median_ms"]) is not None}
@@ -43,6 +44,8 @@ def table(rows: list[dict], compiled: str = "compiled") -> tuple[list[str], list
         peers = {k: r for k, r in ok.items() if r["kind"] != "tnrt" and not k.startswith(REDUCED) and r.get("verified") == "True"}
         best = min(peers.items(), key=lambda kv: fnum(kv[1]["median_ms"])) if peers else None
         cm = fnum(c["median_ms"]) if c else None
+        if e and ok.get("torch") and fnum(e["median_ms"]):
+            eager_vs_torch.append(fnum(ok["torch"]["median_ms"]) / fnum(e["median_ms"]))
         ratio = fnum(best[1]["median_ms"]) / cm if best and cm else None
         if ratio:
             ratios.append(ratio)
@@ -62,7 +65,7 @@ def table(rows: list[dict], compiled: str = "compiled") -> tuple[list[str], list
                    f"{g(fnum(e['median_ms'])) if e else '—'} | {g(cm)} | {best[0] if best else '—'} | "
                    f"{g(fnum(best[1]['median_ms'])) if best else '—'} | {f'{ratio:.2f}' if ratio else '—'} | "
                    f"{g(fnum(c['x_floor'])) if c else '—'} | {roof} | {tf_txt} | {check} |")
-    return out, ratios
+    return out, ratios, eager_vs_torch
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,12 +80,17 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         print(f"suite_table: {e}", file=sys.stderr)
         return 1
-    lines, ratios = table(rows, args.compiled)
+    lines, ratios, eager_vs_torch = table(rows, args.compiled)
     if ratios:
         g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         lines.append("")
         lines.append(f"Geometric mean of best full-precision peer / tnrt {args.compiled} over {len(ratios)} networks: {g:.2f}×; "
                      f"compiled ahead on {sum(x > 1 for x in ratios)} of {len(ratios)}.")
+    if eager_vs_torch:
+        g = math.exp(sum(math.log(x) for x in eager_vs_torch) / len(eager_vs_torch))
+        lines.append("")
+        lines.append(f"tnrt eager ahead of torch eager on {sum(x > 1 for x in eager_vs_torch)} of {len(eager_vs_torch)}; "
+                     f"geometric mean of torch eager / tnrt eager {g:.2f}×.")
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     if args.md:

@@ -1065,7 +1065,6 @@ int run_contract(std::span<char* const> argv) {
 #endif
   if (a.has("static-inputs") && mode != "compiled" && mode != "trace")
     throw usage_error("--static-inputs applies to --mode compiled (a compiled program's own input buffers)");
-  if (a.has("static-inputs") && asked_device == "cpu") throw not_supported("--static-inputs needs the GPU (a program's device buffers)");
   // --profile records GPU kernels: it needs the GPU and CUPTI, both checked before any work.
   const bool profile = a.has("profile");
   if (profile && asked_device == "cpu") throw not_supported("--profile records GPU kernels; the CPU engine has none");

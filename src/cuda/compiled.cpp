@@ -355,7 +355,6 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
     op copy;
     copy.a = inputs_[0];
     copy.d = arena_.get();
-    copy.bytes = result_bytes_;
     copy.a_bytes = copy.d_bytes = result_bytes_;
     ops_.push_back(std::move(copy));
     op_steps_.push_back(-2);
@@ -607,7 +606,7 @@ void compiled_program::enqueue_op(const op& o, cudaStream_t stream) {
   } else if (o.use_gemm) {
     eng_->blas()->gemm(*o.gemm, type_, o.a, o.b, o.d, o.workspace, o.workspace_bytes, stream);
   } else if (!o.plan) {
-    TNRT_CUDA(cudaMemcpyAsync(o.d, o.a, o.bytes, cudaMemcpyDeviceToDevice, stream));
+    TNRT_CUDA(cudaMemcpyAsync(o.d, o.a, o.d_bytes, cudaMemcpyDeviceToDevice, stream));
   } else {
     eng_->enqueue(*o.plan, o.a, o.b, o.d, o.workspace, o.workspace_bytes, stream);
   }

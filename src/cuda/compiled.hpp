@@ -148,13 +148,12 @@ class compiled_program {
 
  private:
   struct op {
-    std::shared_ptr<device::library_plan> plan;  // null and no records: a device-to-device copy of `bytes`
+    std::shared_ptr<device::library_plan> plan;  // null and no records: a device-to-device copy of d_bytes
     const void* a = nullptr;
     const void* b = nullptr;
     void* d = nullptr;
     void* workspace = nullptr;  // this step's cuTENSOR workspace, in the arena
     std::uint64_t workspace_bytes = 0;
-    std::size_t bytes = 0;
     std::size_t a_bytes = 0, b_bytes = 0, d_bytes = 0;  // what the op reads at a and b and writes at d
     bool tiled = false;  // tnrt's tiled streaming kernel instead of the plan
     tiled_record tiled_rec;

@@ -25,23 +25,38 @@ void require_device(int device) {
   if (auto why = device_unavailable_reason(device); !why.empty()) throw device_error(why);
 }
 
+std::size_t engine::device_total_bytes() {
+  if (device_total_bytes_ == 0) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    if (runtime_->memory_info(&free_bytes, &total_bytes) == device::status::ok) device_total_bytes_ = total_bytes;
+  }
+  return device_total_bytes_;
+}
+
+// Eager calls it on every call: no driver call (the total is the engine's, asked once) and no
+// allocation unless it refuses.
 void refuse_tensors_beyond_device(engine& eng, const problem& p) {
-  std::size_t free_bytes = 0, total_bytes = 0;
-  if (eng.runtime().memory_info(&free_bytes, &total_bytes) != device::status::ok || total_bytes == 0) return;
+  const double total = static_cast<double>(eng.device_total_bytes());
+  if (total == 0) return;
   const network& net = p.net;
   const double elem = static_cast<double>(size_of(p.type));
-  const double total = static_cast<double>(total_bytes);
-  auto refuse_if_larger = [&](const std::vector<label_t>& labels, const std::string& what) {
+  auto elements_of = [&](const std::vector<label_t>& labels) {
     double elements = 1;
     for (label_t l : labels) elements *= static_cast<double>(net.extents[static_cast<std::size_t>(l)]);
-    if (elements * elem <= total) return;
+    return elements;
+  };
+  auto refuse = [&](const std::string& what, double elements) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    (void)eng.runtime().memory_info(&free_bytes, &total_bytes);
     char text[320];
     std::snprintf(text, sizeof text, "%s needs %.4g GiB (%.6g elements), more than the device's %.4g GiB in all (%.4g GiB free); slice it (tnrt contract --memory-limit / --slice, slice_request) or choose another path",
                   what.c_str(), elements * elem / 1073741824.0, elements, total / 1073741824.0, static_cast<double>(free_bytes) / 1073741824.0);
     throw out_of_memory(text);
   };
-  for (std::size_t i = 0; i < net.inputs.size(); ++i) refuse_if_larger(net.inputs[i], "input " + std::to_string(i));
-  for (std::size_t k = 0; k < p.tree.steps.size(); ++k) refuse_if_larger(p.tree.steps[k].out, "the result of step " + std::to_string(k));
+  for (std::size_t i = 0; i < net.inputs.size(); ++i)
+    if (const double e = elements_of(net.inputs[i]); e * elem > total) refuse("input " + std::to_string(i), e);
+  for (std::size_t k = 0; k < p.tree.steps.size(); ++k)
+    if (const double e = elements_of(p.tree.steps[k].out); e * elem > total) refuse("the result of step " + std::to_string(k), e);
 }
 
 engine::engine(const options& opt) : opt_(opt), api_(&cutensor()) {

@@ -68,6 +68,8 @@ class engine {
   [[nodiscard]] device::retirement_queue& queue() noexcept { return *queue_; }
   [[nodiscard]] device::shared_workspace& workspace() noexcept { return *workspace_; }
   [[nodiscard]] cuda_runtime& runtime() noexcept { return *runtime_; }
+  /// The device's whole memory in bytes (asked once, then kept); 0 when the device cannot say.
+  [[nodiscard]] std::size_t device_total_bytes();
   [[nodiscard]] const options& opts() const noexcept { return opt_; }
   [[nodiscard]] counters stats() const;
   [[nodiscard]] const cutensor_api& api() const noexcept { return *api_; }
@@ -91,6 +93,7 @@ class engine {
   bool blas_tried_ = false;
   std::string blas_note_;
   std::vector<cudaStream_t> slot_streams_;
+  std::size_t device_total_bytes_ = 0;  // 0: not asked yet (or the device cannot say)
   std::uint64_t analysis_hits_ = 0, analysis_misses_ = 0;
 };
 

@@ -392,3 +392,22 @@ def test_harness_job_timeout_and_budget(tmp_path, fake_suite):
                 "--budget", "0.000001", "--out", str(out), timeout=60)
     recs = json.loads((out / "results.json").read_text())["records"]
     assert [x["status"] for x in recs] == ["skipped", "skipped"]
+
+
+def test_suite_table_counts_compiled_and_eager_against_the_peers():
+    """bench/suite_table.py: best full-precision peer over the chosen compiled variant (JAX's TF32
+    row left out), and tnrt eager against torch eager."""
+    import suite_table  # noqa: PLC0415
+
+    def row(problem, variant, ms, kind="peer", verified="True"):
+        return {"problem": problem, "variant": variant, "median_ms": str(ms), "statuses": "ok", "kind": kind,
+                "verified": verified, "dtype": "f32", "floor_ms": "0.1", "floor_bound": "memory", "x_floor": "2"}
+    rows = [row("a", "eager", 2.0, "tnrt"), row("a", "compiled", 1.0, "tnrt"), row("a", "compiled static", 0.5, "tnrt"),
+            row("a", "torch", 3.0), row("a", "torch graph", 1.5), row("a", "jax default (TF32)", 0.1),
+            row("b", "eager", 4.0, "tnrt"), row("b", "compiled", 2.0, "tnrt"), row("b", "compiled static", 2.0, "tnrt"),
+            row("b", "torch", 2.0), row("b", "cuTensorNet", 1.0)]
+    _, ratios, eager = suite_table.table(rows)
+    assert ratios == [1.5, 0.5]  # a: torch graph 1.5 / 1.0 (not JAX's TF32 0.1); b: cuTensorNet 1.0 / 2.0
+    assert eager == [1.5, 0.5]   # torch eager / tnrt eager
+    _, static, _ = suite_table.table(rows, "compiled static")
+    assert static == [3.0, 0.5]
