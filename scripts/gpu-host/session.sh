@@ -221,6 +221,17 @@ PY
             timeout 560 python3 bench/paths/own_paths.py bench/suites/families.json --tnrt $bin/tnrt --out /tmp/own --warmups 1 --runs 5 \
               --budget ${OWN_BUDGET:-300} ${OWN_ARGS:-} 2>&1 | tail -45
             tar -czf $out/own.tgz -C /tmp own ;;
+    prof)   # per-step times beside the cost model's (issue 16's calibration): every constant-fill network of
+            # the families suite on its own path and on each tool's own path of the last own-paths run
+            # (bench/paths/step_profiles.py; PROF_BUDGET seconds, default 420; PROF_ARGS: e.g. --problem)
+            mkdir -p /tmp/pp && tar -xzf bench/results/2026-12-02-h200-branches/own-paths/paths.tgz -C /tmp/pp
+            timeout 590 python3 bench/paths/step_profiles.py bench/suites/families.json --tnrt $bin/tnrt --paths /tmp/pp/paths \
+              --budget ${PROF_BUDGET:-420} ${PROF_ARGS:-} --out /tmp/prof 2>&1 | tail -12
+            tar -czf $out/prof.tgz -C /tmp prof ;;
+    sweep)  # the single-step sweep of step_profiles.py (GEMM shapes as extent-2 modes and as matrices)
+            timeout 590 python3 bench/paths/step_profiles.py bench/suites/families.json --tnrt $bin/tnrt --sweep --no-suite-paths \
+              --budget ${PROF_BUDGET:-420} --out /tmp/sweep 2>&1 | tail -8
+            tar -czf $out/sweep.tgz -C /tmp sweep ;;
     nccl)   OUT=$out bash scripts/gpu-host/nccl.sh bench/suites/sliced/small-regular3-n180.json 2>&1 | tail -30 ;;
     bw) timeout 120 python3 bench/bandwidth.py 2>&1 | tail -3 ;;
     micro) timeout 120 $bin/tnrt_retire_bench 2>&1 | tail -20 ;;

@@ -15,6 +15,7 @@
 #include "cuda/profiler.hpp"
 #include "tnrt/context.hpp"
 #include "tnrt/errors.hpp"
+#include "tnrt/search.hpp"
 
 namespace tnrt::cuda {
 
@@ -57,27 +58,51 @@ struct stream_owner {
 };
 
 // One CSV row per launch with its bytes and time (run_request::step_profile_path).
+// One row per op of the compiled program: its step, the operands' ranks, the bytes it reads and
+// writes, its measured time, and for a binary or unary step its multiply-adds and GEMM shape (the
+// product of the extents of the batch labels: in lhs, rhs and out; m: lhs and out only; n: rhs and
+// out only; k: lhs and rhs, summed), with the search's cost model's time of it beside (model_ms), so
+// that the model can be checked and calibrated per kind of step (bench/paths/calibrate.py).
 void write_step_profile(const std::string& path, const problem& p, program& prog) {
   const std::vector<float> ms = prog.profile_ops();
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) throw io_error("cannot write " + path);
-  std::fprintf(f, "op,step,lhs_rank,rhs_rank,out_rank,bytes,ms,gbps,kernel\n");
+  std::fprintf(f, "op,step,lhs_rank,rhs_rank,out_rank,bytes,ms,gbps,kernel,multiply_adds,batch,m,n,k,model_ms\n");
   const std::vector<std::string> kernels = prog.op_kernels();
   const std::vector<int> op_steps = prog.op_steps();
   const auto labels = operand_labels(p.net, p.tree);
   const std::size_t n = p.net.inputs.size();
+  const cost_model model = cost_model::for_dtype(p.type);
   auto elems = [&](int id) -> double { return id < 0 ? 0.0 : static_cast<double>(element_count(p.net.shape_of(labels[static_cast<std::size_t>(id)]))); };
   for (std::size_t i = 0; i < ms.size(); ++i) {
     const int k = op_steps[i];
     if (k < 0) {
-      std::fprintf(f, "%zu,%s,0,0,0,0,%.6f,0,%s\n", i, k == -1 ? "fused" : "copy", static_cast<double>(ms[i]), kernels[i].c_str());
+      std::fprintf(f, "%zu,%s,0,0,0,0,%.6f,0,%s,0,0,0,0,0,0\n", i, k == -1 ? "fused" : "copy", static_cast<double>(ms[i]), kernels[i].c_str());
       continue;
     }
     const step& s = p.tree.steps[static_cast<std::size_t>(k)];
-    const double bytes = (elems(s.lhs) + elems(s.rhs) + elems(static_cast<int>(n) + k)) * static_cast<double>(size_of(p.type));
+    const auto& a = labels[static_cast<std::size_t>(s.lhs)];
+    static const std::vector<label_t> none;
+    const auto& b = s.rhs >= 0 ? labels[static_cast<std::size_t>(s.rhs)] : none;
+    auto has = [](const std::vector<label_t>& v, label_t l) { return std::find(v.begin(), v.end(), l) != v.end(); };
+    std::vector<label_t> all = a;
+    for (label_t l : b) all.push_back(l);
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    double madds = 1, batch = 1, gm = 1, gn = 1, gk = 1;
+    for (label_t l : all) {
+      const auto e = static_cast<double>(p.net.extents[static_cast<std::size_t>(l)]);
+      madds *= e;
+      const bool in_a = has(a, l), in_b = has(b, l), in_o = has(s.out, l);
+      if (in_a && in_b) (in_o ? batch : gk) *= e;
+      else if (in_o) (in_a ? gm : gn) *= e;
+      else gk *= e;  // summed over one operand only (a trace)
+    }
+    const double rw = elems(s.lhs) + elems(s.rhs) + elems(static_cast<int>(n) + k);
+    const double bytes = rw * static_cast<double>(size_of(p.type));
     const double t = ms[i];
-    std::fprintf(f, "%zu,%d,%zu,%zu,%zu,%.0f,%.6f,%.1f,%s\n", i, k, labels[static_cast<std::size_t>(s.lhs)].size(),
-                 s.rhs >= 0 ? labels[static_cast<std::size_t>(s.rhs)].size() : 0, s.out.size(), bytes, t, t > 0 ? bytes / (t * 1e6) : 0.0, kernels[i].c_str());
+    std::fprintf(f, "%zu,%d,%zu,%zu,%zu,%.0f,%.6f,%.1f,%s,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f\n", i, k, a.size(), b.size(), s.out.size(), bytes, t,
+                 t > 0 ? bytes / (t * 1e6) : 0.0, kernels[i].c_str(), madds, batch, gm, gn, gk, model.step_seconds(madds, rw) * 1e3);
   }
   std::fclose(f);
 }
