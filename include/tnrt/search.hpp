@@ -8,7 +8,9 @@
 // Trees are scored by tnrt's cost model (the default) or by multiply-adds alone. The model is a
 // roofline per step: a step costs the larger of its flops over the peak and its bytes over the
 // bandwidth, plus a fixed launch overhead, so that a memory-bound step (an outer product, a large
-// permutation, a big intermediate read once) is not free the way it is in a flop count.
+// permutation, a big intermediate read once) is not free the way it is in a flop count; calibrated
+// against measured steps, so that a skinny GEMM or a long sum into a small result is not priced at
+// peak either (cost_model below).
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -18,12 +20,20 @@
 
 namespace tnrt {
 
-/// tnrt's cost model of a contraction on the GPU: each step takes
-///   max(multiply-adds * flops_per_multiply_add / peak, elements read and written * bytes / bandwidth)
+/// tnrt's cost model of a contraction on the GPU: a roofline per step, calibrated against measured
+/// step times. A binary step of U multiply-adds that reads A and B elements and writes D takes
+///   max(U * flops_per_multiply_add / peak / e_c, (A + B + D) * bytes / bandwidth / memory_efficiency) / p
 ///   + step_overhead
+///   e_c = 1 / (1 + gemm_tile / min(m, n)), m = U / B and n = U / A (the free sizes of each side: a
+///         skinny GEMM wastes its tiles; a unary step has no such term)
+///   p   = min(1, D / parallel_elements) ^ parallel_exponent for D > 1 (a small result over a long
+///         sum leaves most of the GPU idle; a full reduction to a scalar is exempt)
 /// and a tree takes the sum over its steps. The defaults are the H200's measured figures for f32:
-/// 4250 GB/s copy bandwidth and a 50.7 TFLOP/s GEMM peak (docs/results.md), and about 2 us a step
-/// (a compiled step's launch and gaps). for_dtype scales the bytes and the flops of a
+/// 4250 GB/s copy bandwidth and a 50.7 TFLOP/s GEMM peak (docs/results.md), about 2 us a step (a
+/// compiled step's launch and gaps), and the four calibration terms fitted by least squares on the
+/// log time of 982 profiled steps of tnrt compiled (bench/paths/calibrate.py; the figures and the
+/// command in bench/results/2026-12-03-h200-calibration). gemm_tile = 0, parallel_elements = 0 and
+/// memory_efficiency = 1 give the plain roofline. for_dtype scales the bytes and the flops of a
 /// multiply-add (8 real flops for a complex one); the peak stays the f32 figure (no other was measured).
 struct cost_model {
   double bytes_per_element = 4;
@@ -31,10 +41,20 @@ struct cost_model {
   double peak_tflops = 50.7;
   double bandwidth_gbps = 4250;
   double step_overhead_us = 2.0;
+  double gemm_tile = 33.3;
+  double parallel_elements = 5.16e6;
+  double parallel_exponent = 0.32;
+  double memory_efficiency = 0.64;
 
   [[nodiscard]] static cost_model for_dtype(dtype type);
-  /// Seconds of one step of `multiply_adds` that reads and writes `rw_elements` in all.
+  /// The plain roofline (no calibration terms) of `type`.
+  [[nodiscard]] static cost_model roofline(dtype type);
+  /// Seconds of one step of `multiply_adds` that reads and writes `rw_elements` in all, by the
+  /// roofline alone (memory at memory_efficiency; no shape terms).
   [[nodiscard]] double step_seconds(double multiply_adds, double rw_elements) const noexcept;
+  /// Seconds of one step of `multiply_adds` that reads `lhs` and `rhs` elements (rhs 0: a unary
+  /// step) and writes `out`: the calibrated model above.
+  [[nodiscard]] double step_seconds(double multiply_adds, double lhs, double rhs, double out) const noexcept;
 };
 
 /// The model's time of a whole tree (sum over its steps; a tree of no steps takes 0 s). Throws what
@@ -93,10 +113,11 @@ struct search_result {
 };
 
 /// The options of path_optimizer::automatic (the CLI's and Python's "auto"): the cost model of
-/// `type`, seed 0, 16 greedy and 8 partitioning trials, reconfiguration to a fixed point, and a 10 s
-/// cap that only a network of many thousands of tensors reaches (the result is deterministic below
-/// it). The reference network (550 tensors) takes about 1 s on the dev machine
-/// (bench/results/2026-12-02-search-model/reference.txt: 0.94 s).
+/// `type`, seed 0, 16 greedy and 8 partitioning trials, reconfiguration of subtrees of up to 10 leaves
+/// to a fixed point, and a 10 s cap that only a network of many thousands of tensors reaches (the
+/// result is deterministic below it). The reference network (550 tensors) takes about 4 s on the dev
+/// machine (10 leaves instead of 8 found a path of half the model time there and on the QAOA p=4
+/// network; bench/results/2026-12-03-h200-calibration/search.txt).
 search_options automatic_search_options(dtype type);
 
 /// Searches a contraction path for `net` (hyperedges, output labels, scalars, disconnected parts

@@ -22,7 +22,7 @@ double elements(const network& net, const std::vector<label_t>& labels) {
 // log2 of a count; a tree with no steps does no work, and 0 reads better than -inf.
 double log2_or_zero(double x) { return x > 0 ? std::log2(x) : 0.0; }
 
-// Walks the tree's steps: f(multiply-adds, elements read and written, elements of the result) per
+// Walks the tree's steps: f(multiply-adds, elements of the lhs, of the rhs (0: none), of the result) per
 // step, with every operand checked to be defined before its step.
 template <class F>
 void for_each_step(const network& net, const contraction_tree& tree, const std::vector<std::vector<label_t>>& ops, F&& f) {
@@ -35,16 +35,16 @@ void for_each_step(const network& net, const contraction_tree& tree, const std::
       throw path_error("step " + std::to_string(k) + ": an operand is not defined before this step");
     const auto& lhs = ops[static_cast<std::size_t>(s.lhs)];
     all = lhs;
-    double rw = elements(net, lhs) + elements(net, s.out);
+    double rhs_elements = 0;
     if (s.rhs >= 0) {
       const auto& rhs = ops[static_cast<std::size_t>(s.rhs)];
       all.insert(all.end(), rhs.begin(), rhs.end());
-      rw += elements(net, rhs);
+      rhs_elements = elements(net, rhs);
     }
     all.insert(all.end(), s.out.begin(), s.out.end());
     std::sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());
-    f(elements(net, all), rw, elements(net, s.out));
+    f(elements(net, all), elements(net, lhs), rhs_elements, elements(net, s.out));
   }
 }
 
@@ -55,9 +55,9 @@ tree_cost cost_of(const network& net, const contraction_tree& tree) {
   tree_cost c;
   c.steps = tree.steps.size();
   for (std::size_t i = 0; i < net.inputs.size(); ++i) c.max_elements = std::max(c.max_elements, elements(net, ops[i]));
-  for_each_step(net, tree, ops, [&](double flops, double rw, double out) {
+  for_each_step(net, tree, ops, [&](double flops, double lhs, double rhs, double out) {
     c.flops += flops;
-    c.rw_elements += rw;
+    c.rw_elements += lhs + rhs + out;
     c.max_elements = std::max(c.max_elements, out);
   });
   c.log2_tc = log2_or_zero(c.flops);
@@ -68,7 +68,8 @@ tree_cost cost_of(const network& net, const contraction_tree& tree) {
 
 double predicted_seconds(const network& net, const contraction_tree& tree, const cost_model& model) {
   double t = 0;
-  for_each_step(net, tree, operand_labels(net, tree), [&](double flops, double rw, double) { t += model.step_seconds(flops, rw); });
+  for_each_step(net, tree, operand_labels(net, tree),
+                [&](double flops, double lhs, double rhs, double out) { t += model.step_seconds(flops, lhs, rhs, out); });
   return t;
 }
 

@@ -81,7 +81,7 @@ struct model {
   // The score of one step: `all` elements in the step's label union (its multiply-adds), operands of
   // `a` and `b` elements and a result of `out`.
   [[nodiscard]] double step_cost(double all, double a, double b, double out) const {
-    const double base = timed ? cm.step_seconds(all, a + b + out) : all;
+    const double base = timed ? cm.step_seconds(all, a, b, out) : all;
     return base + size_weight * out;
   }
 
@@ -575,16 +575,37 @@ cost_model cost_model::for_dtype(dtype type) {
   return m;
 }
 
+cost_model cost_model::roofline(dtype type) {
+  cost_model m = for_dtype(type);
+  m.gemm_tile = 0;
+  m.parallel_elements = 0;
+  m.memory_efficiency = 1;
+  return m;
+}
+
 double cost_model::step_seconds(double multiply_adds, double rw_elements) const noexcept {
   const double compute = multiply_adds * flops_per_multiply_add / (peak_tflops * 1e12);
-  const double memory = rw_elements * bytes_per_element / (bandwidth_gbps * 1e9);
+  const double memory = rw_elements * bytes_per_element / (bandwidth_gbps * 1e9 * memory_efficiency);
   return std::max(compute, memory) + step_overhead_us * 1e-6;
+}
+
+double cost_model::step_seconds(double multiply_adds, double lhs, double rhs, double out) const noexcept {
+  double compute = multiply_adds * flops_per_multiply_add / (peak_tflops * 1e12);
+  if (gemm_tile > 0 && rhs > 0 && lhs > 0) {
+    const double narrow = std::max(1.0, std::min(multiply_adds / rhs, multiply_adds / lhs));  // min(m, n)
+    compute *= 1 + gemm_tile / narrow;
+  }
+  const double memory = (lhs + rhs + out) * bytes_per_element / (bandwidth_gbps * 1e9 * memory_efficiency);
+  double t = std::max(compute, memory);
+  if (parallel_elements > 0 && out > 1 && out < parallel_elements) t /= std::pow(out / parallel_elements, parallel_exponent);
+  return t + step_overhead_us * 1e-6;
 }
 
 search_options automatic_search_options(dtype type) {
   search_options opt;
   opt.model = cost_model::for_dtype(type);
   opt.max_trials = 16;
+  opt.reconf_leaves = 10;
   opt.max_seconds = 10.0;
   return opt;
 }
@@ -603,6 +624,11 @@ search_result search_path(const network& net, const search_options& opt) {
         throw usage_error(std::string("search_path: the cost model's ") + name + " must be positive and finite");
     if (!(cm.step_overhead_us >= 0) || !std::isfinite(cm.step_overhead_us))
       throw usage_error("search_path: the cost model's step_overhead_us must be finite and >= 0");
+    for (const auto& [name, v] : {std::pair{"gemm_tile", cm.gemm_tile}, std::pair{"parallel_elements", cm.parallel_elements},
+                                  std::pair{"parallel_exponent", cm.parallel_exponent}})
+      if (!(v >= 0) || !std::isfinite(v)) throw usage_error(std::string("search_path: the cost model's ") + name + " must be finite and >= 0");
+    if (!(cm.memory_efficiency > 0) || !(cm.memory_efficiency <= 1))
+      throw usage_error("search_path: the cost model's memory_efficiency must be in (0, 1]");
   }
   if (opt.memory_limit_elements && !(*opt.memory_limit_elements > 0))
     throw usage_error("search_path: memory_limit_elements must be positive");

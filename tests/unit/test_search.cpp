@@ -222,12 +222,12 @@ TEST(search, the_cost_model_is_a_roofline_per_step) {
   // one GEMM step, m = n = k = 1024 in f32: 2^30 multiply-adds, 3 * 2^20 elements moved
   const auto net = parse_expression("ab,bc->ac", {{1024, 1024}, {1024, 1024}});
   const contraction_tree tree = tree_from_linear_path(net, {{0, 1}});
-  const cost_model f32 = cost_model::for_dtype(dtype::f32);
+  const cost_model f32 = cost_model::roofline(dtype::f32);
   const double compute = 2.0 * 1073741824.0 / 50.7e12, memory = 4.0 * 3 * 1048576 / 4250e9;
   EXPECT_DOUBLE_EQ(predicted_seconds(net, tree, f32), std::max(compute, memory) + 2e-6);
   EXPECT_GT(compute, memory);  // compute-bound
   // complex: 4x the flops, 2x the bytes
-  const cost_model c64 = cost_model::for_dtype(dtype::c64);
+  const cost_model c64 = cost_model::roofline(dtype::c64);
   EXPECT_DOUBLE_EQ(predicted_seconds(net, tree, c64), std::max(4 * compute, 2 * memory) + 2e-6);
   // an outer product is memory-bound: 2^20 multiply-adds write 2^20 elements
   const auto outer = parse_expression("a,b->ab", {{1024}, {1024}});
@@ -236,6 +236,42 @@ TEST(search, the_cost_model_is_a_roofline_per_step) {
   // no steps, no time
   const auto one = parse_expression("ab->ab", {{2, 3}});
   EXPECT_EQ(predicted_seconds(one, tree_from_linear_path(one, {}), f32), 0.0);
+}
+
+TEST(search, the_calibrated_model_prices_skinny_gemms_and_small_results) {
+  const cost_model cal = cost_model::for_dtype(dtype::f32), roof = cost_model::roofline(dtype::f32);
+  const auto secs = [](const network& net, const cost_model& m) { return predicted_seconds(net, tree_from_linear_path(net, {{0, 1}}), m); };
+  // a square GEMM (min(m, n) = 1024, result 2^20 elements): the tile term only, 1 + 33.3 / 1024,
+  // and the parallel factor of a 2^20-element result
+  const auto square = parse_expression("ab,bc->ac", {{1024, 1024}, {1024, 1024}});
+  const double compute = 2.0 * 1073741824.0 / 50.7e12;
+  const double par = std::pow(1048576.0 / cal.parallel_elements, cal.parallel_exponent);
+  EXPECT_NEAR(secs(square, cal), compute * (1 + cal.gemm_tile / 1024) / par + 2e-6, 1e-12);
+  // the same multiply-adds as a skinny GEMM (n = 16) cost more than the square one, and more than
+  // their roofline by more than the square one does
+  const auto skinny = parse_expression("ab,bc->ac", {{65536, 1024}, {1024, 16}});
+  EXPECT_GT(secs(skinny, cal), secs(square, cal));
+  EXPECT_GT(secs(skinny, cal) / secs(skinny, roof), secs(square, cal) / secs(square, roof));
+  // a long sum into a small result is slower than its roofline; into a scalar it is exempt
+  const auto small = parse_expression("ab,cb->ac", {{4, 1 << 22}, {4, 1 << 22}});
+  EXPECT_GT(secs(small, cal), 5 * secs(small, roof));
+  const auto dot = parse_expression("b,b->", {{1 << 24}, {1 << 24}});
+  EXPECT_NEAR(secs(dot, cal) - 2e-6, (secs(dot, roof) - 2e-6) / cal.memory_efficiency, 1e-12);
+  // a unary step has no GEMM term
+  const auto sum = parse_expression("ab->a", {{1 << 20, 64}});
+  const contraction_tree t1 = tree_from_linear_path(sum, {{0}});
+  const double par1 = std::pow(1048576.0 / cal.parallel_elements, cal.parallel_exponent);
+  EXPECT_NEAR(predicted_seconds(sum, t1, cal) - 2e-6,
+              4.0 * (65.0 * 1048576) / (4250e9 * cal.memory_efficiency) / par1, 1e-12);
+  // bad calibration terms are refused
+  for (double bad : {-1.0, std::nan("")}) {
+    search_options o;
+    o.model.gemm_tile = bad;
+    EXPECT_THROW((void)search_path(square, o), usage_error);
+  }
+  search_options o;
+  o.model.memory_efficiency = 1.5;
+  EXPECT_THROW((void)search_path(square, o), usage_error);
 }
 
 // Under the model the search minimises predicted time, not multiply-adds: never slower (by the
