@@ -46,8 +46,27 @@ def sweep_cases(max_log2: int = 28) -> list[dict]:
     return cases
 
 
+def probe_cases() -> list[dict]:
+    """--probe: the shapes of the slowest steps of the 2026-12-03 profiles, as extent-2 modes.
+    huge-*: a library step with a tensor of 2^29..2^31 elements (the reference network's steps 222 and
+    271 on tnrt's own path ran at a tenth of the roofline). split-*: a long sum into a small result
+    (step 505 there, cuTensorNet's step 372 on rqc-5x5-c16-amp, tnrt's 284 on QAOA p=4), as it is
+    (keep 0) and with `keep` of its summed modes kept in the result (split-K: the sum over them left
+    to a reduction of the small result after)."""
+    cases = []
+    for m in (20, 21, 22):
+        cases.append({"name": f"huge-b3-m{m}-n6-k5", "form": "modes", "b": 3, "m": m, "n": 6, "k": 5, "dtype": "f32"})
+        cases.append({"name": f"huge-b3-m{m}-n4-k6", "form": "modes", "b": 3, "m": m, "n": 4, "k": 6, "dtype": "f32"})
+    for (b, m, n, k, dt) in ((3, 5, 4, 21, "f32"), (2, 4, 4, 21, "c64"), (0, 3, 3, 21, "c64")):
+        for keep in (0, 4, 6, 8, 10, 12):
+            cases.append({"name": f"split-b{b}-m{m}-n{n}-k{k}-{dt}-keep{keep}", "form": "modes", "b": b, "m": m, "n": n, "k": k,
+                          "keep": keep, "dtype": dt})
+    return cases
+
+
 def expression(case: dict) -> tuple[str, str]:
-    """The einsum expression and its --shapes for one sweep case."""
+    """The einsum expression and its --shapes for one sweep case (`keep`: that many of the summed
+    modes stay in the result, outermost)."""
     letters = iter(string.ascii_letters)
     if case["form"] == "modes":  # one extent-2 mode per factor of 2
         groups = {r: [next(letters) for _ in range(case[r])] for r in "bmnk"}
@@ -57,7 +76,7 @@ def expression(case: dict) -> tuple[str, str]:
         ext = {g[0]: 2 ** case[r] for r, g in groups.items() if g}
     lhs = groups["b"] + groups["m"] + groups["k"]
     rhs = groups["b"] + groups["k"] + groups["n"]
-    out = groups["b"] + groups["m"] + groups["n"]
+    out = groups["k"][:case.get("keep", 0)] + groups["b"] + groups["m"] + groups["n"]
     eq = "".join(lhs) + "," + "".join(rhs) + "->" + "".join(out)
     shape = lambda ls: "x".join(str(ext[l]) for l in ls) if ls else "-"  # noqa: E731
     return eq, shape(lhs) + "," + shape(rhs)
@@ -88,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--paths", help="folder of NAME-TOOL.json path files")
     ap.add_argument("--sweep", action="store_true", help="also the single-step sweep")
+    ap.add_argument("--probe", action="store_true", help="also the probe cases (probe_cases)")
     ap.add_argument("--no-suite-paths", action="store_true", help="not the suite's own paths")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--budget", type=float, default=0, help="stop starting runs after this many seconds (0: none)")
@@ -114,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
             eq, shapes = expression(c)
             jobs.append((f"sweep/{c['name']}", [args.tnrt, "contract", eq, "--shapes", shapes, "--device", "cuda",
                                                  "--mode", "compiled", "--dtype", "f32", "--warmup", "1", "--repeat", "3"]))
+    if args.probe:
+        for c in probe_cases():
+            eq, shapes = expression(c)
+            jobs.append((f"sweep/{c['name']}", [args.tnrt, "contract", eq, "--shapes", shapes, "--device", "cuda",
+                                                 "--mode", "compiled", "--dtype", c["dtype"], "--warmup", "1", "--repeat", "3"]))
     if args.dry_run:
         for key, cmd in jobs:
             print(key, " ".join(cmd))

@@ -232,6 +232,11 @@ PY
             timeout 590 python3 bench/paths/step_profiles.py bench/suites/families.json --tnrt $bin/tnrt --sweep --no-suite-paths \
               --budget ${PROF_BUDGET:-420} --out /tmp/sweep 2>&1 | tail -8
             tar -czf $out/sweep.tgz -C /tmp sweep ;;
+    probe)  # step_profiles.py --probe: the slowest steps' shapes (huge tensors, long sums into small results with
+            # and without split-K), one compiled step each
+            timeout 590 python3 bench/paths/step_profiles.py bench/suites/families.json --tnrt $bin/tnrt --probe --no-suite-paths \
+              --budget ${PROF_BUDGET:-300} --out /tmp/probe 2>&1 | tail -40
+            tar -czf $out/probe.tgz -C /tmp probe ;;
     nccl)   OUT=$out bash scripts/gpu-host/nccl.sh bench/suites/sliced/small-regular3-n180.json 2>&1 | tail -30 ;;
     bw) timeout 120 python3 bench/bandwidth.py 2>&1 | tail -3 ;;
     micro) timeout 120 $bin/tnrt_retire_bench 2>&1 | tail -20 ;;
