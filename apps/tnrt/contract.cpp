@@ -53,7 +53,7 @@ constexpr option_spec contract_specs[] = {
     {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
     {"ranks", true},        {"schedule", true},
     {"distributed", false}, {"launch", true},     {"rendezvous", true},  {"collective-timeout", true},
-    {"parallel-slices", true}, {"algo-timing", true}, {"gemm", true}, {"precision", true}, {"branches", true},
+    {"parallel-slices", true}, {"algo-timing", true}, {"gemm", true}, {"precision", true}, {"branches", true}, {"split-sums", true},
 };
 
 constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
@@ -107,6 +107,9 @@ GPU knobs:
   --branches auto|on|off     compiled: independent steps of the tree run at once (the graph keeps the
                              tree's branches, up to 4 streams; intermediates planned over the tree's
                              levels): auto (the default) times it against one chain and keeps the faster
+  --split-sums auto|on|off   compiled: a step summing a long contraction into a small result runs as a wider
+                             step keeping some summed labels, then a reduction (split-K by labels): auto (the
+                             default) times the split program against the tree as it is and keeps the faster
   --precision full|tf32|tf32x3   compute type of f32/c64 contractions in cuTENSOR and cuBLAS: full FP32 (the
                              default), or reduced, opt-in: TF32 tensor cores, or 3xTF32 (nearer FP32; cuTENSOR
                              only); f64/c128 and tnrt's own kernels always compute in full
@@ -425,6 +428,8 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.gemm_lowering = gemm == "on" ? kernel_choice::always : gemm == "off" ? kernel_choice::never : kernel_choice::automatic;
   const std::string branches = a.choice_or("branches", "auto", {"auto", "on", "off"});
   o.concurrent_branches = branches == "on" ? kernel_choice::always : branches == "off" ? kernel_choice::never : kernel_choice::automatic;
+  const std::string split = a.choice_or("split-sums", "auto", {"auto", "on", "off"});
+  o.split_sums = split == "on" ? kernel_choice::always : split == "off" ? kernel_choice::never : kernel_choice::automatic;
   const std::string prec = a.choice_or("precision", "full", {"full", "tf32", "tf32x3"});
   o.compute_precision = prec == "tf32" ? precision::tf32 : prec == "tf32x3" ? precision::tf32x3 : precision::full;
   return o;
@@ -598,6 +603,9 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"branches", opt.concurrent_branches == kernel_choice::always  ? "on"
                                : opt.concurrent_branches == kernel_choice::never ? "off"
                                                                                  : "auto"},
+                  {"split_sums", opt.split_sums == kernel_choice::always  ? "on"
+                                 : opt.split_sums == kernel_choice::never ? "off"
+                                                                          : "auto"},
                   {"autotune", opt.autotune}};
   j["counters"] = {
       {"plan_cache",
@@ -1056,6 +1064,7 @@ int run_contract(std::span<char* const> argv) {
   (void)a.choice_or("algo-timing", "auto", {"auto", "off"});
   (void)a.choice_or("gemm", "auto", {"auto", "on", "off"});
   (void)a.choice_or("branches", "auto", {"auto", "on", "off"});
+  (void)a.choice_or("split-sums", "auto", {"auto", "on", "off"});
   (void)a.choice_or("precision", "full", {"full", "tf32", "tf32x3"});
   (void)a.choice_or("layout", "auto", {"auto", "follow", "column", "row"});
   (void)a.choice_or("tiled", "auto", {"auto", "on", "off"});

@@ -108,9 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--paths", help="folder of NAME-TOOL.json path files")
     ap.add_argument("--sweep", action="store_true", help="also the single-step sweep")
     ap.add_argument("--probe", action="store_true", help="also the probe cases (probe_cases)")
+    ap.add_argument("--tools", nargs="*", help="only these tools' path files (default: every one)")
     ap.add_argument("--no-suite-paths", action="store_true", help="not the suite's own paths")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--budget", type=float, default=0, help="stop starting runs after this many seconds (0: none)")
+    ap.add_argument("--extra", default="", help="more tnrt contract options for every run (e.g. '--split-sums off')")
+    ap.add_argument("--tag", default="", help="suffix of every run's file names (e.g. -nosplit)")
     ap.add_argument("--problem", action="append", help="glob of network names (default: every constant-fill one)")
     ap.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     args = ap.parse_args(argv)
@@ -121,13 +124,13 @@ def main(argv: list[str] | None = None) -> int:
     jobs = []  # (key, command, csv)
     for name, p in problems.items():
         base = [args.tnrt, "contract", os.path.join(ROOT, p["file"]), "--device", "cuda", "--mode", "compiled",
-                "--dtype", p["dtype"], "--fill", repr(p["fill"]["value"]), "--warmup", "1", "--repeat", "3"]
+                "--dtype", p["dtype"], "--fill", repr(p["fill"]["value"]), "--warmup", "1", "--repeat", "3"] + args.extra.split()
         if not args.no_suite_paths:
             jobs.append((f"{name}-suite", base))
         if args.paths:
             for pf in sorted(glob.glob(os.path.join(args.paths, f"{name}-*.json"))):
                 tool = os.path.basename(pf)[len(name) + 1:-len(".json")]
-                if "-" not in tool:  # NAME-TOOL.json, not a longer network's name
+                if "-" not in tool and (not args.tools or tool in args.tools):  # NAME-TOOL.json, not a longer network's name
                     jobs.append((f"{name}-{tool}", base + ["--path-file", pf]))
     if args.sweep:
         for c in sweep_cases():
@@ -149,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.budget and time.perf_counter() - start > args.budget:
             log(f"budget of {args.budget:.0f} s spent: {len(jobs) - i} runs not started")
             break
+        key += args.tag
         rec = run(cmd, os.path.join(args.out, key + ".csv"), os.path.join(args.out, key + ".json"), args.timeout)
         rec["command"] = " ".join(cmd)
         index[key] = rec

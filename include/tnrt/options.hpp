@@ -57,6 +57,12 @@ struct options {
   /// when at least 3% faster; `always` takes it; `never` captures one chain. Eager and sliced
   /// programs run one chain.
   kernel_choice concurrent_branches = kernel_choice::automatic;
+  /// Compiled: split-K by labels (src/core/split_sums.hpp): a step that sums a long contraction into
+  /// a small result is run as a wider step that keeps some summed labels, then a reduction of its
+  /// small result. `automatic` (the default) builds the program of the split tree under the winning
+  /// layout and branch choice, times it against the kept one and keeps it when at least 3% faster;
+  /// `always` takes it; `never` leaves the tree as it is. Eager and sliced programs run the tree as it is.
+  kernel_choice split_sums = kernel_choice::automatic;
   /// See `precision`: reduced precision only when asked for.
   precision compute_precision = precision::full;
   /// Run subtrees of small steps (every operand and result at most fuse_max_elements) in one

@@ -347,6 +347,7 @@ class py_context {
       else if (key == "algo_timing") opt_.library_algos = choice_of(key, v);
       else if (key == "gemm") opt_.gemm_lowering = choice_of(key, v);
       else if (key == "branches") opt_.concurrent_branches = choice_of(key, v);
+      else if (key == "split_sums") opt_.split_sums = choice_of(key, v);
       else if (key == "time_layouts") opt_.time_layouts = nb::cast<bool>(v);
       else if (key == "precision") {
         const auto s = nb::cast<std::string>(v);

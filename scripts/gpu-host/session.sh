@@ -237,6 +237,16 @@ PY
             timeout 590 python3 bench/paths/step_profiles.py bench/suites/families.json --tnrt $bin/tnrt --probe --no-suite-paths \
               --budget ${PROF_BUDGET:-300} --out /tmp/probe 2>&1 | tail -40
             tar -czf $out/probe.tgz -C /tmp probe ;;
+    split)  # split-K by labels (options::split_sums) off and auto on the networks and paths whose profiles had long
+            # sums into small results (2026-12-03 calibration): tnrt's and cuTensorNet's own paths of 2026-12-03
+            mkdir -p /tmp/p3 && tar -xzf bench/results/2026-12-03-h200-calibration/own-paths/paths.tgz -C /tmp/p3
+            for v in "off:-nosplit" "auto:"; do
+              timeout 290 python3 bench/paths/step_profiles.py bench/suites/families.json --tnrt $bin/tnrt --paths /tmp/p3/paths \
+                --tools tnrt cutensornet --no-suite-paths --extra="--split-sums ${v%%:*}" --tag="${v#*:}" \
+                --problem 'reference*' --problem rqc-5x5-c16-amp --problem 'qaoa-maxcut-n24-p[34]' --problem regular3-n130 \
+                --problem rqc-5x6-c12-amp --problem hyper-n100-r3-e4 --budget ${PROF_BUDGET:-150} --out /tmp/split 2>&1 | tail -16
+            done
+            tar -czf $out/split.tgz -C /tmp split ;;
     nccl)   OUT=$out bash scripts/gpu-host/nccl.sh bench/suites/sliced/small-regular3-n180.json 2>&1 | tail -30 ;;
     bw) timeout 120 python3 bench/bandwidth.py 2>&1 | tail -3 ;;
     micro) timeout 120 $bin/tnrt_retire_bench 2>&1 | tail -20 ;;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/split_sums.hpp"
 #include "core/step_graph.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/eager.hpp"
@@ -95,7 +96,55 @@ float time_replays(compiled_program& prog, cudaStream_t st) {
 // Each layout gives other lowered forms, kernels and memory plans (row-major intermediates suit
 // MPS/MPO chains and batched einsums, column-major the reference tree): measured, not guessed.
 // The inputs' contents do not matter to the speed; the buffers are the program's own.
+// The tree as it is (build_tree), and where split_long_sums changes it, the split tree's program
+// under the same layout and branch choice, timed against it (options::split_sums).
 std::unique_ptr<compiled_program> compiled_program::build(engine& eng, const problem& p) {
+  const kernel_choice split = eng.opts().split_sums;
+  std::optional<split_sums_result> r;
+  if (split != kernel_choice::never && !p.tree.steps.empty()) r = split_long_sums(p.net, p.tree);
+  if (!r) return build_tree(eng, p);
+  problem q = p;
+  q.tree = r->tree;
+  if (split == kernel_choice::always) {
+    std::unique_ptr<compiled_program> prog = build_tree(eng, q);
+    prog->take_split(*r);
+    return prog;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<compiled_program> best = build_tree(eng, p);
+  const float best_ms = time_replays(*best, eng.stream());
+  std::size_t limit = 0, available = 0;
+  const bool limit_known = memory_budget(eng, &limit, &available);
+  if (limit_known && best->device_bytes() >= limit) return best;
+  const std::size_t cand_limit = limit_known ? limit - best->device_bytes() : 0;
+  const layout_policy kept_layout = best->intermediate_layout();
+  std::unique_ptr<compiled_program> cand;
+  try {
+    cand = std::make_unique<compiled_program>(eng, q, 0, cand_limit, &kept_layout, best->concurrent());
+  } catch (const out_of_memory&) {
+    return best;  // the split program does not fit beside the kept one
+  }
+  const float t = time_replays(*cand, eng.stream());
+  best->split_times_ = {best_ms, t};
+  if (t < best_ms * 0.97F) {
+    cand->take_split(*r);
+    cand->split_times_ = best->split_times_;
+    cand->layout_times_ = std::move(best->layout_times_);
+    cand->chain_ms_ = best->chain_ms_;
+    cand->concurrent_ms_ = best->concurrent_ms_;
+    best = std::move(cand);
+  }
+  best->compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();  // both programs'
+  return best;
+}
+
+void compiled_program::take_split(const split_sums_result& r) {
+  for (int& s : op_steps_)
+    if (s >= 0) s = r.origin[static_cast<std::size_t>(s)];
+  split_steps_ = r.split;
+}
+
+std::unique_ptr<compiled_program> compiled_program::build_tree(engine& eng, const problem& p) {
   const kernel_choice branches = p.tree.steps.size() < 2 ? kernel_choice::never : eng.opts().concurrent_branches;
   if (!eng.opts().time_layouts || p.tree.steps.size() < 2) {
     if (branches == kernel_choice::never) return std::make_unique<compiled_program>(eng, p);

@@ -25,6 +25,10 @@
 #include "tnrt/memory_plan.hpp"
 #include "tnrt/network.hpp"
 
+namespace tnrt {
+struct split_sums_result;
+}
+
 namespace tnrt::cuda {
 
 /// RAII owners of a captured graph and its executable graph.
@@ -70,6 +74,10 @@ class compiled_program {
   /// build()'s timing of the concurrent variant against the one-chain program of the same layout
   /// (milliseconds; negative where it timed none).
   [[nodiscard]] std::pair<float, float> branch_times() const noexcept { return {chain_ms_, concurrent_ms_}; }
+  /// Steps of the tree that run split (options::split_sums; src/core/split_sums.hpp), and build()'s
+  /// timing of the split program against the tree as it is (milliseconds; negative where it timed none).
+  [[nodiscard]] int split_steps() const noexcept { return split_steps_; }
+  [[nodiscard]] std::pair<float, float> split_times() const noexcept { return split_times_; }
   /// The device bytes the program for p would hold (device_bytes()), from its plans and memory plan
   /// alone: nothing allocated, nothing launched (the plans stay in the engine's plan cache).
   static std::size_t predict_bytes(engine& eng, const problem& p);
@@ -177,6 +185,8 @@ class compiled_program {
   };
   /// What a candidate program may hold beside the kept one (0: the options' limit; none: nothing left).
   using limit_rule = std::function<std::optional<std::size_t>(const compiled_program&)>;
+  static std::unique_ptr<compiled_program> build_tree(engine& eng, const problem& p);
+  void take_split(const split_sums_result& r);
   static std::unique_ptr<compiled_program> build_timed_layouts(engine& eng, const problem& p, const limit_rule& limit_beside,
                                                                std::vector<std::pair<layout_policy, float>>& times, float& best_ms);
   step_choices choose_steps(const problem& p);
@@ -211,6 +221,8 @@ class compiled_program {
   bool concurrent_ = false;
   int lanes_ = 1, critical_ops_ = 0;
   float chain_ms_ = -1, concurrent_ms_ = -1;
+  std::pair<float, float> split_times_{-1.0F, -1.0F};
+  int split_steps_ = 0;
   std::vector<op> ops_;
   memory_plan mplan_;
   std::vector<void*> inputs_;

@@ -634,6 +634,51 @@ TEST_F(Differential, CompiledBranchesChoice) {
   }
 }
 
+// build() with split_sums (split-K by labels, src/core/split_sums.hpp) on a long sum into a small
+// result (out 4 x 8 x 8 = 256 elements, summed over 2^16 in 16 extent-2 labels): `always` runs the
+// split tree (one step split), `never` the tree as it is (no timing), `automatic` keeps whichever it
+// timed faster; every program agrees with the CPU engine, and the op-to-step map names the original
+// tree's steps only. The split program's time beside the tree's is printed (the probe measured 45x).
+TEST_F(Differential, CompiledSplitSumsChoice) {
+  const std::string bat = "AB", m = "mno", n = "stu", k = "abcdefghijklCDEF";  // 4, 8, 8 and 2^16
+  const std::string lhs = bat + m + k, rhs = bat + k + n, out = bat + m + n;
+  problem p;
+  std::vector<std::int64_t> ls(lhs.size(), 2), rs(rhs.size(), 2);
+  p.net = parse_expression(lhs + "," + rhs + "->" + out, {ls, rs});
+  p.tree = tree_from_linear_path(p.net, {{0, 1}});
+  p.type = dtype::f32;
+  p.source = "long sum";
+  const auto in = gputest::random_inputs(p, 11, -1.0, 1.0);
+  const host_tensor want = cpu::contract(p, in);
+  for (kernel_choice how : {kernel_choice::always, kernel_choice::never, kernel_choice::automatic}) {
+    cuda::options opt;
+    opt.split_sums = how;
+    engine eng(opt);
+    const std::unique_ptr<cuda::compiled_program> prog = cuda::compiled_program::build(eng, p);
+    const auto [tree_ms, split_ms] = prog->split_times();
+    std::printf("[split] %s: %d split, tree %.3f ms, split %.3f ms\n",
+                how == kernel_choice::always ? "always" : how == kernel_choice::never ? "never" : "auto", prog->split_steps(), tree_ms, split_ms);
+    if (how == kernel_choice::always) {
+      EXPECT_EQ(prog->split_steps(), 1);
+    }
+    if (how == kernel_choice::never) {
+      EXPECT_EQ(prog->split_steps(), 0);
+      EXPECT_LT(split_ms, 0.0F);
+    }
+    if (how == kernel_choice::automatic) {
+      ASSERT_GE(split_ms, 0.0F);
+      EXPECT_EQ(prog->split_steps(), split_ms < tree_ms * 0.97F ? 1 : 0);
+    }
+    for (int st : prog->op_steps()) {
+      EXPECT_LT(st, 1) << "an op names a step the original tree does not have";
+    }
+    for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog->input(i), in[i].data(), in[i].bytes());
+    prog->run();
+    const host_tensor got = gputest::download(eng, prog->result(), p.type, p.net.shape_of(p.net.output));
+    EXPECT_LE(gputest::rel_error(got, want), gputest::tolerance(dtype::f32, 65536.0, 64.0));
+  }
+}
+
 // Reduced precision is opt-in: full precision by default; TF32 visibly less accurate on a chain of
 // 512-wide products (still within 2e-2), 3xTF32 near FP32; f64 ignores it.
 TEST_F(Differential, ReducedPrecisionIsOptIn) {
