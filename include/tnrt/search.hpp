@@ -100,6 +100,12 @@ struct search_options {
   int reconf_passes = 8;
   /// how many of the best distinct trial trees get reconfigured.
   int reconf_trees = 3;
+  /// also search under the plain roofline (cost_model's calibration terms off, subtrees of at most 8
+  /// leaves) and keep that path when `model` scores it lower: two landscapes, two chances (on
+  /// hyper-n100 the calibrated search alone found a path 2x slower than the roofline's, which the
+  /// calibrated model itself scores better; bench/results/2026-12-03-h200-calibration). The time
+  /// bound holds for each search, so the whole may take twice max_seconds.
+  bool roofline_search = false;
 };
 
 struct search_result {
@@ -114,7 +120,7 @@ struct search_result {
 
 /// The options of path_optimizer::automatic (the CLI's and Python's "auto"): the cost model of
 /// `type`, seed 0, 16 greedy and 8 partitioning trials, reconfiguration of subtrees of up to 10 leaves
-/// to a fixed point, and a 10 s cap that only a network of many thousands of tensors reaches (the
+/// to a fixed point, the roofline's search beside (roofline_search), and a 10 s cap that only a network of many thousands of tensors reaches (the
 /// result is deterministic below it). The reference network (550 tensors) takes about 4 s on the dev
 /// machine (10 leaves instead of 8 found a path of half the model time there and on the QAOA p=4
 /// network; bench/results/2026-12-03-h200-calibration/search.txt).

@@ -606,11 +606,42 @@ search_options automatic_search_options(dtype type) {
   opt.model = cost_model::for_dtype(type);
   opt.max_trials = 16;
   opt.reconf_leaves = 10;
+  opt.roofline_search = true;
   opt.max_seconds = 10.0;
   return opt;
 }
 
+namespace {
+search_result search_one(const network& net, const search_options& opt);
+}  // namespace
+
+// The search under opt.model, and with roofline_search a second one under the plain roofline, whose
+// path is kept when opt.model scores it lower.
 search_result search_path(const network& net, const search_options& opt) {
+  search_result r = search_one(net, opt);
+  if (!opt.roofline_search || opt.objective != search_objective::model || net.inputs.size() <= 2) return r;
+  search_options ro = opt;
+  ro.model.gemm_tile = 0;
+  ro.model.parallel_elements = 0;
+  ro.model.memory_efficiency = 1;
+  ro.reconf_leaves = std::min(opt.reconf_leaves, 8);
+  ro.roofline_search = false;
+  search_result b = search_one(net, ro);
+  const double b_model = predicted_seconds(net, tree_from_linear_path(net, b.path), opt.model);
+  const double seconds = r.seconds + b.seconds;
+  const int trials = r.trials + b.trials, partition = r.partition_trials + b.partition_trials;
+  if (b_model < r.predicted_seconds * (1 - 1e-9)) {
+    r = std::move(b);
+    r.predicted_seconds = b_model;
+  }
+  r.seconds = seconds;
+  r.trials = trials;
+  r.partition_trials = partition;
+  return r;
+}
+
+namespace {
+search_result search_one(const network& net, const search_options& opt) {
   if (opt.max_trials < 1) throw usage_error("search_path: max_trials must be at least 1, not " + std::to_string(opt.max_trials));
   if (opt.reconf_leaves < 2 || opt.reconf_leaves > 12)
     throw usage_error("search_path: reconf_leaves must be 2..12, not " + std::to_string(opt.reconf_leaves));
@@ -733,5 +764,7 @@ search_result search_path(const network& net, const search_options& opt) {
   }
   return finish(to_linear(n, ssa_from_tree(top[best].t, n)));
 }
+
+}  // namespace
 
 }  // namespace tnrt

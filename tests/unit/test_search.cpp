@@ -11,6 +11,7 @@
 
 #include "support/naive_einsum.hpp"
 #include "support/random_problem.hpp"
+#include "support/test_util.hpp"
 #include "tnrt/cpu.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/formats.hpp"
@@ -236,6 +237,30 @@ TEST(search, the_cost_model_is_a_roofline_per_step) {
   // no steps, no time
   const auto one = parse_expression("ab->ab", {{2, 3}});
   EXPECT_EQ(predicted_seconds(one, tree_from_linear_path(one, {}), f32), 0.0);
+}
+
+// roofline_search: the kept path is the better, by the calibrated model, of the calibrated search's and
+// the roofline search's (each run alone here), on the suite's hyper-n100 network (where they differ) and
+// on random networks.
+TEST(search, the_roofline_search_beside_keeps_the_better_path) {
+  const auto check = [](const network& net, dtype t) -> bool {
+    search_options cal = automatic_search_options(t);
+    cal.max_seconds = 0;
+    search_options alone = cal;
+    alone.roofline_search = false;
+    search_options roof = alone;
+    roof.model = cost_model::roofline(t);
+    roof.reconf_leaves = 8;
+    const search_result both = search_path(net, cal), a = search_path(net, alone), b = search_path(net, roof);
+    const double b_cal = model_time(net, b.path, cal.model);
+    EXPECT_NEAR(both.predicted_seconds, std::min(a.predicted_seconds, b_cal), 1e-12 + 1e-9 * a.predicted_seconds);
+    EXPECT_NEAR(both.predicted_seconds, model_time(net, both.path, cal.model), 1e-12 + 1e-9 * both.predicted_seconds);
+    return b_cal < a.predicted_seconds * (1 - 1e-9);
+  };
+  REQUIRE_SOURCE_DIR();
+  const std::string hyper = test::source_dir() + "/bench/suites/families/hyper-n100-r3-e4.json";
+  EXPECT_TRUE(check(load_file(hyper, load_options{}).net, dtype::f32)) << "on hyper-n100 the roofline's path should win";
+  for (std::uint64_t seed = 0; seed < 20; ++seed) (void)check(test::random_problem(4100 + seed, dtype::f32, 1, 4, 8).net, dtype::f32);
 }
 
 TEST(search, the_calibrated_model_prices_skinny_gemms_and_small_results) {
