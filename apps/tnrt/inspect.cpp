@@ -98,11 +98,7 @@ int run_inspect(std::span<char* const> argv) {
               "factor + %g us; calibrated, include/tnrt/search.hpp)\n",
               model_ms, model.peak_tflops, model.bandwidth_gbps, model.memory_efficiency, model.step_overhead_us);
   std::printf("roofline: %.3f ms (per step max(flops / %g TFLOP/s, bytes / %g GB/s) + %g us)\n",
-              predicted_seconds(p.net, p.tree, [&] {
-                cost_model r = cost_model::roofline(p.type);
-                r.bandwidth_gbps = bandwidth_gbps;
-                return r;
-              }()) * 1e3,
+              predicted_seconds(p.net, p.tree, model.roofline()) * 1e3,
               model.peak_tflops, model.bandwidth_gbps, model.step_overhead_us);
   if (const auto out = a.value("write-path")) {
     nlohmann::json j;

@@ -32,8 +32,8 @@ namespace tnrt {
 /// 4250 GB/s copy bandwidth and a 50.7 TFLOP/s GEMM peak (docs/results.md), about 2 us a step (a
 /// compiled step's launch and gaps), and the four calibration terms fitted by least squares on the
 /// log time of 982 profiled steps of tnrt compiled (bench/paths/calibrate.py; the figures and the
-/// command in bench/results/2026-12-03-h200-calibration). gemm_tile = 0, parallel_elements = 0 and
-/// memory_efficiency = 1 give the plain roofline. for_dtype scales the bytes and the flops of a
+/// command in bench/results/2026-12-03-h200-calibration). roofline() turns the calibration terms off
+/// (gemm_tile 0, parallel_elements 0, memory_efficiency 1). for_dtype scales the bytes and the flops of a
 /// multiply-add (8 real flops for a complex one); the peak stays the f32 figure (no other was measured).
 struct cost_model {
   double bytes_per_element = 4;
@@ -47,11 +47,8 @@ struct cost_model {
   double memory_efficiency = 0.64;
 
   [[nodiscard]] static cost_model for_dtype(dtype type);
-  /// The plain roofline (no calibration terms) of `type`.
-  [[nodiscard]] static cost_model roofline(dtype type);
-  /// Seconds of one step of `multiply_adds` that reads and writes `rw_elements` in all, by the
-  /// roofline alone (memory at memory_efficiency; no shape terms).
-  [[nodiscard]] double step_seconds(double multiply_adds, double rw_elements) const noexcept;
+  /// This model with the calibration terms off: the plain roofline of its peak, bandwidth and overhead.
+  [[nodiscard]] cost_model roofline() const noexcept;
   /// Seconds of one step of `multiply_adds` that reads `lhs` and `rhs` elements (rhs 0: a unary
   /// step) and writes `out`: the calibrated model above.
   [[nodiscard]] double step_seconds(double multiply_adds, double lhs, double rhs, double out) const noexcept;
@@ -120,10 +117,11 @@ struct search_result {
 
 /// The options of path_optimizer::automatic (the CLI's and Python's "auto"): the cost model of
 /// `type`, seed 0, 16 greedy and 8 partitioning trials, reconfiguration of subtrees of up to 10 leaves
-/// to a fixed point, the roofline's search beside (roofline_search), and a 10 s cap that only a network of many thousands of tensors reaches (the
-/// result is deterministic below it). The reference network (550 tensors) takes about 4 s on the dev
-/// machine (10 leaves instead of 8 found a path of half the model time there and on the QAOA p=4
-/// network; bench/results/2026-12-03-h200-calibration/search.txt).
+/// to a fixed point, the roofline's search beside (roofline_search), and a 10 s cap per search that
+/// only a network of many thousands of tensors reaches (the result is deterministic below it). The
+/// reference network (550 tensors) takes about 6 s on the dev machine; 10 leaves instead of 8 found
+/// paths of 0.67x and 0.55x the model time there and on the QAOA p=4 network
+/// (bench/paths/reconf_ablation.cpp, bench/results/2026-12-03-h200-calibration/search.md).
 search_options automatic_search_options(dtype type);
 
 /// Searches a contraction path for `net` (hyperedges, output labels, scalars, disconnected parts

@@ -575,18 +575,12 @@ cost_model cost_model::for_dtype(dtype type) {
   return m;
 }
 
-cost_model cost_model::roofline(dtype type) {
-  cost_model m = for_dtype(type);
+cost_model cost_model::roofline() const noexcept {
+  cost_model m = *this;
   m.gemm_tile = 0;
   m.parallel_elements = 0;
   m.memory_efficiency = 1;
   return m;
-}
-
-double cost_model::step_seconds(double multiply_adds, double rw_elements) const noexcept {
-  const double compute = multiply_adds * flops_per_multiply_add / (peak_tflops * 1e12);
-  const double memory = rw_elements * bytes_per_element / (bandwidth_gbps * 1e9 * memory_efficiency);
-  return std::max(compute, memory) + step_overhead_us * 1e-6;
 }
 
 double cost_model::step_seconds(double multiply_adds, double lhs, double rhs, double out) const noexcept {
@@ -621,9 +615,7 @@ search_result search_path(const network& net, const search_options& opt) {
   search_result r = search_one(net, opt);
   if (!opt.roofline_search || opt.objective != search_objective::model || net.inputs.size() <= 2) return r;
   search_options ro = opt;
-  ro.model.gemm_tile = 0;
-  ro.model.parallel_elements = 0;
-  ro.model.memory_efficiency = 1;
+  ro.model = opt.model.roofline();
   ro.reconf_leaves = std::min(opt.reconf_leaves, 8);
   ro.roofline_search = false;
   search_result b = search_one(net, ro);

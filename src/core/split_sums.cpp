@@ -1,6 +1,9 @@
 #include "core/split_sums.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <numeric>
+#include <utility>
 
 #include "tnrt/network.hpp"
 
@@ -33,19 +36,14 @@ std::vector<label_t> kept_labels(const network& net, const std::vector<label_t>&
       summed.push_back(l);
   double sum = elements(net, summed);
   if (sum < r.min_sum || summed.size() < 2) return {};
-  // middle outward: m, m-1, m+1, m-2, ... with the first and last labels last of all
+  // middle outward (m, m-1, m+1, m-2, ...), the first and last labels last of all
+  const int n = static_cast<int>(summed.size()), mid = n / 2;
+  std::vector<int> idx(static_cast<std::size_t>(n));
+  std::iota(idx.begin(), idx.end(), 0);
+  const auto rank = [&](int i) { return std::pair{n > 2 && (i == 0 || i == n - 1), std::abs(i - mid)}; };
+  std::stable_sort(idx.begin(), idx.end(), [&](int x, int y) { return rank(x) < rank(y); });
   std::vector<label_t> order;
-  const int n = static_cast<int>(summed.size());
-  const int mid = n / 2;
-  for (int d = 0; static_cast<int>(order.size()) < n; ++d) {
-    for (int i : {mid - d, mid + d}) {
-      if (i < 0 || i >= n || (d > 0 && i == mid) || contains(order, summed[static_cast<std::size_t>(i)])) continue;
-      order.push_back(summed[static_cast<std::size_t>(i)]);
-    }
-  }
-  if (n > 2) {  // the ends last
-    std::stable_partition(order.begin(), order.end(), [&](label_t l) { return l != summed.front() && l != summed.back(); });
-  }
+  for (int i : idx) order.push_back(summed[static_cast<std::size_t>(i)]);
   std::vector<label_t> kept;
   double factor = 1;
   for (label_t l : order) {

@@ -7,8 +7,8 @@
 // larger, and a reduction of that small result finishes the sum:
 //   tmp[b m n kk] = sum over the other k of lhs * rhs;   out[b m n] = sum over kk of tmp
 // 1.73 ms and a few microseconds (P = 2^8). The rewrite is on the tree alone (two steps for one), so
-// every backend runs it; the compiled GPU program times it against the tree as it is and keeps the
-// faster (options::split_sums), eager takes it where the rules say.
+// any backend could run it; today only the compiled GPU program does: it times the split tree against
+// the tree as it is and keeps the faster (options::split_sums).
 #include <cstdint>
 #include <optional>
 #include <vector>

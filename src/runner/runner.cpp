@@ -57,9 +57,8 @@ struct stream_owner {
   stream_owner& operator=(const stream_owner&) = delete;
 };
 
-// One CSV row per launch with its bytes and time (run_request::step_profile_path).
-// One row per op of the compiled program: its step, the operands' ranks, the bytes it reads and
-// writes, its measured time, and for a binary or unary step its multiply-adds and GEMM shape (the
+// One CSV row per op of the compiled program (run_request::step_profile_path): its step, the
+// operands' ranks, the bytes it reads and writes, its measured time, and for a binary or unary step its multiply-adds and GEMM shape (the
 // product of the extents of the batch labels: in lhs, rhs and out; m: lhs and out only; n: rhs and
 // out only; k: lhs and rhs, summed), with the search's cost model's time of it beside (model_ms), so
 // that the model can be checked and calibrated per kind of step (bench/paths/calibrate.py).
@@ -98,11 +97,12 @@ void write_step_profile(const std::string& path, const problem& p, program& prog
       else if (in_o) (in_a ? gm : gn) *= e;
       else gk *= e;  // summed over one operand only (a trace)
     }
-    const double rw = elems(s.lhs) + elems(s.rhs) + elems(static_cast<int>(n) + k);
-    const double bytes = rw * static_cast<double>(size_of(p.type));
+    const double lhs = elems(s.lhs), rhs = elems(s.rhs), out = elems(static_cast<int>(n) + k);
+    const double bytes = (lhs + rhs + out) * static_cast<double>(size_of(p.type));
     const double t = ms[i];
     std::fprintf(f, "%zu,%d,%zu,%zu,%zu,%.0f,%.6f,%.1f,%s,%.0f,%.0f,%.0f,%.0f,%.0f,%.6f\n", i, k, a.size(), b.size(), s.out.size(), bytes, t,
-                 t > 0 ? bytes / (t * 1e6) : 0.0, kernels[i].c_str(), madds, batch, gm, gn, gk, model.step_seconds(madds, rw) * 1e3);
+                 t > 0 ? bytes / (t * 1e6) : 0.0, kernels[i].c_str(), madds, batch, gm, gn, gk,
+                 model.step_seconds(madds, lhs, rhs, out) * 1e3);
   }
   std::fclose(f);
 }

@@ -223,12 +223,12 @@ TEST(search, the_cost_model_is_a_roofline_per_step) {
   // one GEMM step, m = n = k = 1024 in f32: 2^30 multiply-adds, 3 * 2^20 elements moved
   const auto net = parse_expression("ab,bc->ac", {{1024, 1024}, {1024, 1024}});
   const contraction_tree tree = tree_from_linear_path(net, {{0, 1}});
-  const cost_model f32 = cost_model::roofline(dtype::f32);
+  const cost_model f32 = cost_model::for_dtype(dtype::f32).roofline();
   const double compute = 2.0 * 1073741824.0 / 50.7e12, memory = 4.0 * 3 * 1048576 / 4250e9;
   EXPECT_DOUBLE_EQ(predicted_seconds(net, tree, f32), std::max(compute, memory) + 2e-6);
   EXPECT_GT(compute, memory);  // compute-bound
   // complex: 4x the flops, 2x the bytes
-  const cost_model c64 = cost_model::roofline(dtype::c64);
+  const cost_model c64 = cost_model::for_dtype(dtype::c64).roofline();
   EXPECT_DOUBLE_EQ(predicted_seconds(net, tree, c64), std::max(4 * compute, 2 * memory) + 2e-6);
   // an outer product is memory-bound: 2^20 multiply-adds write 2^20 elements
   const auto outer = parse_expression("a,b->ab", {{1024}, {1024}});
@@ -249,7 +249,7 @@ TEST(search, the_roofline_search_beside_keeps_the_better_path) {
     search_options alone = cal;
     alone.roofline_search = false;
     search_options roof = alone;
-    roof.model = cost_model::roofline(t);
+    roof.model = cal.model.roofline();
     roof.reconf_leaves = 8;
     const search_result both = search_path(net, cal), a = search_path(net, alone), b = search_path(net, roof);
     const double b_cal = model_time(net, b.path, cal.model);
@@ -264,7 +264,7 @@ TEST(search, the_roofline_search_beside_keeps_the_better_path) {
 }
 
 TEST(search, the_calibrated_model_prices_skinny_gemms_and_small_results) {
-  const cost_model cal = cost_model::for_dtype(dtype::f32), roof = cost_model::roofline(dtype::f32);
+  const cost_model cal = cost_model::for_dtype(dtype::f32), roof = cost_model::for_dtype(dtype::f32).roofline();
   const auto secs = [](const network& net, const cost_model& m) { return predicted_seconds(net, tree_from_linear_path(net, {{0, 1}}), m); };
   // a square GEMM (min(m, n) = 1024, result 2^20 elements): the tile term only, 1 + 33.3 / 1024,
   // and the parallel factor of a 2^20-element result
