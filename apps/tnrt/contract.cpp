@@ -45,7 +45,7 @@ constexpr option_spec contract_specs[] = {
     {"out", true},           {"verify", false},   {"warmup", true},
     {"repeat", true},        {"threads", true},   {"plan-cache", true},
     {"step-profile", true},  {"static-inputs", false},  {"retire", true},    {"retire-capacity", true},
-    {"workspace-cap", true}, {"no-graph", false}, {"jit", false},
+    {"workspace-cap", true}, {"no-graph", false}, {"jit", false}, {"jit-steps", true},
     {"autotune", false},     {"json", true},      {"quiet", false},
     {"bandwidth", true},     {"layout", true},    {"no-fuse", false},
     {"tiled", true},
@@ -53,7 +53,7 @@ constexpr option_spec contract_specs[] = {
     {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
     {"ranks", true},        {"schedule", true},
     {"distributed", false}, {"launch", true},     {"rendezvous", true},  {"collective-timeout", true},
-    {"parallel-slices", true}, {"algo-timing", true}, {"gemm", true}, {"precision", true}, {"branches", true}, {"split-sums", true},
+    {"parallel-slices", true}, {"algo-timing", true}, {"gemm", true}, {"gemm-workspace", true}, {"precision", true}, {"branches", true}, {"split-sums", true},
 };
 
 constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
@@ -88,6 +88,8 @@ execution:
 GPU knobs:
   --plan-cache N  --retire deferred|barrier  --retire-capacity N
   --workspace-cap BYTES (K/M/G)  --no-graph  --jit  --autotune
+  --jit-steps N              compiled: the N slowest library steps also get a cuTENSOR JIT kernel, timed and
+                             kept when faster (default 0; each costs a JIT compile of a second or more)
   --layout auto|column|follow|row   intermediates' layout (default auto: compiled mode builds the program under
                              each of the three, times a few replays and keeps the fastest; eager takes
                              column: the tree's label order, first contiguous)
@@ -101,6 +103,8 @@ GPU knobs:
   --gemm auto|on|off         compiled: a step that is one (strided-batched) GEMM by strides is timed through
                              cuBLAS too, full precision, and runs there when faster (auto, the default);
                              on: through cuBLAS wherever it is one GEMM; off: cuTENSOR only
+  --gemm-workspace BYTES     compiled: cuBLAS's workspace on each GEMM step of at least 2^22 multiply-adds
+                             (default 32M, cuBLAS's recommendation on Hopper; 0: the cuTENSOR plan's)
   --static-inputs            compiled: the inputs written once into the program's own buffers and every
                              timed run given those (program::input_views): no run copies its inputs in,
                              as a captured CUDA graph replays its static inputs (torch's graph peer)
@@ -420,12 +424,14 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
                                  : kernel_choice::automatic;
   o.fuse_max_elements = a.int_or("fuse-max", o.fuse_max_elements, 1, 1 << 20);
   o.jit = a.has("jit");
+  o.jit_steps = static_cast<int>(a.int_or("jit-steps", 0, 0, 1 << 16));
   const std::string algo = a.choice_or("algo", "default", {"default", "patient", "gett", "tgett", "ttgt"});
   o.algo = algo == "patient" ? -6 : algo == "gett" ? -4 : algo == "tgett" ? -3 : algo == "ttgt" ? -2 : -1;
   o.autotune = a.has("autotune");
   o.library_algos = a.choice_or("algo-timing", "auto", {"auto", "off"}) == "auto" ? kernel_choice::automatic : kernel_choice::never;
   const std::string gemm = a.choice_or("gemm", "auto", {"auto", "on", "off"});
   o.gemm_lowering = gemm == "on" ? kernel_choice::always : gemm == "off" ? kernel_choice::never : kernel_choice::automatic;
+  o.gemm_workspace_bytes = a.bytes_or("gemm-workspace", o.gemm_workspace_bytes);
   const std::string branches = a.choice_or("branches", "auto", {"auto", "on", "off"});
   o.concurrent_branches = branches == "on" ? kernel_choice::always : branches == "off" ? kernel_choice::never : kernel_choice::automatic;
   const std::string split = a.choice_or("split-sums", "auto", {"auto", "on", "off"});
@@ -592,6 +598,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                                                                               : "auto"},
                   {"fuse_max_elements", opt.fuse_max_elements},
                   {"jit", opt.jit},
+                  {"jit_steps", opt.jit_steps},
                   {"algo", opt.algo},
                   {"algo_timing", opt.library_algos == kernel_choice::automatic},
                   {"precision", opt.compute_precision == precision::tf32     ? "tf32"
@@ -600,6 +607,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"gemm", opt.gemm_lowering == kernel_choice::always  ? "on"
                            : opt.gemm_lowering == kernel_choice::never ? "off"
                                                                        : "auto"},
+                  {"gemm_workspace_bytes", opt.gemm_workspace_bytes},
                   {"branches", opt.concurrent_branches == kernel_choice::always  ? "on"
                                : opt.concurrent_branches == kernel_choice::never ? "off"
                                                                                  : "auto"},
@@ -1063,6 +1071,8 @@ int run_contract(std::span<char* const> argv) {
   (void)a.int_or("plan-cache", 0, 0, 1 << 24);
   (void)a.choice_or("algo-timing", "auto", {"auto", "off"});
   (void)a.choice_or("gemm", "auto", {"auto", "on", "off"});
+  (void)a.bytes_or("gemm-workspace", 0);
+  (void)a.int_or("jit-steps", 0, 0, 1 << 16);
   (void)a.choice_or("branches", "auto", {"auto", "on", "off"});
   (void)a.choice_or("split-sums", "auto", {"auto", "on", "off"});
   (void)a.choice_or("precision", "full", {"full", "tf32", "tf32x3"});

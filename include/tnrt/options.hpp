@@ -36,6 +36,10 @@ struct options {
   std::size_t retirement_capacity = device::retirement_queue::default_capacity;
   std::size_t workspace_cap = device::shared_workspace::default_cap;
   bool jit = false;       // cuTENSOR JIT kernels (opt-in: seconds per new kernel)
+  /// Compiled, when `jit` is off: the `jit_steps` slowest library steps (each at least 20 us after the
+  /// other timings) also get a cuTENSOR JIT plan, timed and kept when at least 3% faster. Each costs
+  /// a JIT compile (about a second or more), so 0 (none) is the default.
+  int jit_steps = 0;
   bool autotune = false;  // cuTENSOR incremental autotuning (opt-in)
   /// cuTENSOR algorithm: -1 default heuristic, -6 default_patient, -4 gett, -3 tgett, -2 ttgt.
   int algo = -1;
@@ -86,6 +90,12 @@ struct options {
   /// runs there when that is faster (`automatic`, the default); `always`: through cuBLAS wherever it
   /// is one GEMM (tests); `never`: cuTENSOR only. Without cuBLAS on the machine, cuTENSOR only.
   kernel_choice gemm_lowering = kernel_choice::automatic;
+  /// Compiled: the workspace each GEMM step of at least 2^22 multiply-adds gets when cuBLAS may run
+  /// it (32 MiB, what cuBLAS's documentation recommends on Hopper; with none cuBLAS leaves out the
+  /// kernels that need one). A workspace lives at its step only, in the arena; when these
+  /// workspaces would push the program over its memory limit, each step keeps its cuTENSOR plan's.
+  /// 0: the plan's always (what tnrt did before 2026-12-03).
+  std::size_t gemm_workspace_bytes = std::size_t{32} << 20;
   /// The device memory a compiled or sliced program may hold (arena, workspaces, its copies of the
   /// inputs, scratch, and a sliced program's table and result): memory_limit_bytes when not 0, else
   /// memory_limit_fraction of the free device memory (plus what the pool caches) at compile time,

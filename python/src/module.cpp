@@ -338,6 +338,7 @@ class py_context {
       if (key == "plan_cache_entries") opt_.plan_cache_entries = nb::cast<std::size_t>(v);
       else if (key == "workspace_cap") opt_.workspace_cap = nb::cast<std::size_t>(v);
       else if (key == "jit") opt_.jit = nb::cast<bool>(v);
+      else if (key == "jit_steps") opt_.jit_steps = nb::cast<int>(v);
       else if (key == "autotune") opt_.autotune = nb::cast<bool>(v);
       else if (key == "algo") opt_.algo = nb::cast<int>(v);
       else if (key == "use_graph") opt_.use_graph = nb::cast<bool>(v);
@@ -346,6 +347,7 @@ class py_context {
       else if (key == "tiled_kernel") opt_.tiled_kernel = choice_of(key, v);
       else if (key == "algo_timing") opt_.library_algos = choice_of(key, v);
       else if (key == "gemm") opt_.gemm_lowering = choice_of(key, v);
+      else if (key == "gemm_workspace_bytes") opt_.gemm_workspace_bytes = nb::cast<std::size_t>(v);
       else if (key == "branches") opt_.concurrent_branches = choice_of(key, v);
       else if (key == "split_sums") opt_.split_sums = choice_of(key, v);
       else if (key == "time_layouts") opt_.time_layouts = nb::cast<bool>(v);

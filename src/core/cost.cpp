@@ -13,12 +13,6 @@ namespace {
 
 // Element count of a tensor with these labels, a repeated label (a diagonal) counted at each position
 // since the tensor really stores it that way.
-double elements(const network& net, const std::vector<label_t>& labels) {
-  double n = 1;
-  for (label_t l : labels) n *= static_cast<double>(net.extents.at(static_cast<std::size_t>(l)));
-  return n;
-}
-
 // log2 of a count; a tree with no steps does no work, and 0 reads better than -inf.
 double log2_or_zero(double x) { return x > 0 ? std::log2(x) : 0.0; }
 
@@ -39,12 +33,12 @@ void for_each_step(const network& net, const contraction_tree& tree, const std::
     if (s.rhs >= 0) {
       const auto& rhs = ops[static_cast<std::size_t>(s.rhs)];
       all.insert(all.end(), rhs.begin(), rhs.end());
-      rhs_elements = elements(net, rhs);
+      rhs_elements = net.elements_of(rhs);
     }
     all.insert(all.end(), s.out.begin(), s.out.end());
     std::sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());
-    f(elements(net, all), elements(net, lhs), rhs_elements, elements(net, s.out));
+    f(net.elements_of(all), net.elements_of(lhs), rhs_elements, net.elements_of(s.out));
   }
 }
 
@@ -54,7 +48,7 @@ tree_cost cost_of(const network& net, const contraction_tree& tree) {
   const std::vector<std::vector<label_t>> ops = operand_labels(net, tree);
   tree_cost c;
   c.steps = tree.steps.size();
-  for (std::size_t i = 0; i < net.inputs.size(); ++i) c.max_elements = std::max(c.max_elements, elements(net, ops[i]));
+  for (std::size_t i = 0; i < net.inputs.size(); ++i) c.max_elements = std::max(c.max_elements, net.elements_of(ops[i]));
   for_each_step(net, tree, ops, [&](double flops, double lhs, double rhs, double out) {
     c.flops += flops;
     c.rw_elements += lhs + rhs + out;

@@ -8,6 +8,12 @@
 
 namespace tnrt {
 
+double network::elements_of(const std::vector<label_t>& labels) const {
+  double n = 1;
+  for (label_t l : labels) n *= static_cast<double>(extents.at(static_cast<std::size_t>(l)));
+  return n;
+}
+
 std::vector<std::int64_t> network::shape_of(const std::vector<label_t>& labels) const {
   std::vector<std::int64_t> shape;
   shape.reserve(labels.size());

@@ -12,29 +12,23 @@ namespace {
 
 bool contains(const std::vector<label_t>& v, label_t l) { return std::find(v.begin(), v.end(), l) != v.end(); }
 
-double elements(const network& net, const std::vector<label_t>& labels) {
-  double n = 1;
-  for (label_t l : labels) n *= static_cast<double>(net.extents.at(static_cast<std::size_t>(l)));
-  return n;
-}
-
 // The labels to keep for step s (empty: leave it as it is).
 std::vector<label_t> kept_labels(const network& net, const std::vector<label_t>& a, const std::vector<label_t>& b, const step& s,
                                  const split_sum_rules& r) {
-  const double result = elements(net, s.out);
+  const double result = net.elements_of(s.out);
   if (result < r.min_result || result > r.max_result) return {};
   std::vector<label_t> all = a;
   all.insert(all.end(), b.begin(), b.end());
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());
-  if (elements(net, all) < r.min_multiply_adds) return {};
+  if (net.elements_of(all) < r.min_multiply_adds) return {};
   // summed labels of both operands, once each in each (a diagonal stays where it is), in lhs order
   std::vector<label_t> summed;
   for (label_t l : a)
     if (!contains(s.out, l) && contains(b, l) && std::count(a.begin(), a.end(), l) == 1 && std::count(b.begin(), b.end(), l) == 1 &&
         !contains(summed, l))
       summed.push_back(l);
-  double sum = elements(net, summed);
+  double sum = net.elements_of(summed);
   if (sum < r.min_sum || summed.size() < 2) return {};
   // middle outward (m, m-1, m+1, m-2, ...), the first and last labels last of all
   const int n = static_cast<int>(summed.size()), mid = n / 2;

@@ -34,12 +34,17 @@ compiled_program::compiled_program(engine& eng, const problem& p, std::size_t re
   TNRT_CUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
   switch_event_.reset(ev);
   step_choices choices = choose_steps(p);
-  const layout lay = plan_buffers(p, choices);
+  // cuBLAS gets its recommended workspace on the GEMM steps it is timed on, unless those
+  // workspaces alone would push the program over its memory limit (then each gets the cuTENSOR
+  // plan's, as before).
+  layout lay = plan_buffers(p, choices, true);
+  if (gemm_workspaces_ > 0 && !fits(reserve_bytes, limit_bytes)) lay = plan_buffers(p, choices, false);
   admit(reserve_bytes, limit_bytes);
   allocate();
   build_ops(p, choices, lay);
   critical_ops_ = static_cast<int>(ops_.size());  // one chain, until plan_lanes says otherwise
-  if (tiled_choice_automatic_ || opt_.library_algos == kernel_choice::automatic || (gemm_candidates_ > 0 && opt_.gemm_lowering == kernel_choice::automatic))
+  if (tiled_choice_automatic_ || opt_.library_algos == kernel_choice::automatic || (gemm_candidates_ > 0 && opt_.gemm_lowering == kernel_choice::automatic) ||
+      (opt_.jit_steps > 0 && !opt_.jit))
     choose_kernels_by_timing(p, choices);
   if (opt_.use_graph) capture();
   compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -48,7 +53,7 @@ compiled_program::compiled_program(engine& eng, const problem& p, std::size_t re
 compiled_program::compiled_program(engine& eng, const problem& p, plan_only)
     : eng_(&eng), opt_(eng.opts()), type_(p.type), last_stream_(eng.stream()) {
   const step_choices choices = choose_steps(p);
-  (void)plan_buffers(p, choices);
+  (void)plan_buffers(p, choices, false);
 }
 
 compiled_program::~compiled_program() = default;
@@ -111,16 +116,16 @@ std::unique_ptr<compiled_program> compiled_program::build(engine& eng, const pro
     return prog;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<compiled_program> best = build_tree(eng, p);
-  const float best_ms = time_replays(*best, eng.stream());
-  std::size_t limit = 0, available = 0;
-  const bool limit_known = memory_budget(eng, &limit, &available);
-  if (limit_known && best->device_bytes() >= limit) return best;
-  const std::size_t cand_limit = limit_known ? limit - best->device_bytes() : 0;
+  const limit_rule limit_beside = limit_rule_of(eng);  // before the kept program takes its memory
+  float best_ms = -1;
+  std::unique_ptr<compiled_program> best = build_tree(eng, p, &best_ms);
+  if (best_ms < 0) best_ms = time_replays(*best, eng.stream());
+  const auto cand_limit = limit_beside(*best);
+  if (!cand_limit) return best;
   const layout_policy kept_layout = best->intermediate_layout();
   std::unique_ptr<compiled_program> cand;
   try {
-    cand = std::make_unique<compiled_program>(eng, q, 0, cand_limit, &kept_layout, best->concurrent());
+    cand = std::make_unique<compiled_program>(eng, q, 0, *cand_limit, &kept_layout, best->concurrent());
   } catch (const out_of_memory&) {
     return best;  // the split program does not fit beside the kept one
   }
@@ -138,28 +143,33 @@ std::unique_ptr<compiled_program> compiled_program::build(engine& eng, const pro
   return best;
 }
 
+// Both programs held at once stay under the memory limit together: a candidate gets what the kept
+// one leaves of the limit, which is read once, before either is built (0: the options' limit, when
+// the device cannot say what is free; none: nothing is left).
+compiled_program::limit_rule compiled_program::limit_rule_of(engine& eng) {
+  std::size_t limit = 0, available = 0;
+  const bool limit_known = memory_budget(eng, &limit, &available);
+  return [limit_known, limit](const compiled_program& kept) -> std::optional<std::size_t> {
+    if (!limit_known) return std::size_t{0};
+    if (kept.device_bytes() >= limit) return std::nullopt;
+    return limit - kept.device_bytes();
+  };
+}
+
 void compiled_program::take_split(const split_sums_result& r) {
   for (int& s : op_steps_)
     if (s >= 0) s = r.origin[static_cast<std::size_t>(s)];
   split_steps_ = r.split;
 }
 
-std::unique_ptr<compiled_program> compiled_program::build_tree(engine& eng, const problem& p) {
+std::unique_ptr<compiled_program> compiled_program::build_tree(engine& eng, const problem& p, float* kept_ms) {
   const kernel_choice branches = p.tree.steps.size() < 2 ? kernel_choice::never : eng.opts().concurrent_branches;
   if (!eng.opts().time_layouts || p.tree.steps.size() < 2) {
     if (branches == kernel_choice::never) return std::make_unique<compiled_program>(eng, p);
     if (branches == kernel_choice::always) return std::make_unique<compiled_program>(eng, p, 0, 0, nullptr, true);
   }
   const auto t0 = std::chrono::steady_clock::now();
-  // Both programs held at once stay under the memory limit together: a candidate gets what the
-  // kept one leaves of it.
-  std::size_t limit = 0, available = 0;
-  const bool limit_known = memory_budget(eng, &limit, &available);
-  const limit_rule limit_beside = [&](const compiled_program& kept) -> std::optional<std::size_t> {
-    if (!limit_known) return std::size_t{0};  // 0: the options' limit (the device cannot say what is free)
-    if (kept.device_bytes() >= limit) return std::nullopt;
-    return limit - kept.device_bytes();
-  };
+  const limit_rule limit_beside = limit_rule_of(eng);
   std::unique_ptr<compiled_program> best;
   std::vector<std::pair<layout_policy, float>> times;
   float best_ms = 0;
@@ -193,6 +203,7 @@ std::unique_ptr<compiled_program> compiled_program::build_tree(engine& eng, cons
   }
   best->layout_times_ = std::move(times);
   best->compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();  // every candidate's
+  if (kept_ms != nullptr) *kept_ms = best_ms;
   return best;
 }
 
@@ -269,7 +280,16 @@ compiled_program::step_choices compiled_program::choose_steps(const problem& p) 
 //    live at its step only (it takes arena bytes free at that step instead of a block of its own);
 //    absorbed intermediates live in a separate scratch laid out subtree by subtree. Inputs have
 //    their own block so that the program can be replayed on new data.
-compiled_program::layout compiled_program::plan_buffers(const problem& p, const step_choices& choices) {
+// Whether a library step may run through cuBLAS (timed, or `always`): one GEMM by strides, cuBLAS
+// present, and no 3xTF32 asked for (cuBLAS has no twin of it).
+std::optional<gemm_form> compiled_program::gemm_candidate(const lowered_step& s) const {
+  if (opt_.gemm_lowering == kernel_choice::never || eng_->blas() == nullptr) return std::nullopt;
+  if (opt_.compute_precision == precision::tf32x3 && !is_double(type_)) return std::nullopt;
+  if (s.kind != lowered_kind::contraction) return std::nullopt;
+  return lower_to_gemm(s);
+}
+
+compiled_program::layout compiled_program::plan_buffers(const problem& p, const step_choices& choices, bool gemm_workspaces) {
   const network& net = p.net;
   const std::size_t n = net.inputs.size();
   const std::size_t steps = p.tree.steps.size();
@@ -314,11 +334,25 @@ compiled_program::layout compiled_program::plan_buffers(const problem& p, const 
   }
   const std::size_t tensor_requests = requests.size();
   l.workspace_request.assign(steps, -1);
+  l.workspace_bytes.assign(steps, 0);
+  gemm_workspaces_ = 0;
   for (int kk : fusion_.library_steps) {
     const auto k = static_cast<std::size_t>(kk);
-    if (!plans_[k] || plans_[k]->workspace_bytes() == 0) continue;
+    if (!plans_[k]) continue;
+    std::size_t bytes = static_cast<std::size_t>(plans_[k]->workspace_bytes());
+    // A GEMM of at least 2^22 multiply-adds that cuBLAS may run gets cuBLAS's recommended
+    // workspace on Hopper (options::gemm_workspace_bytes): with none, cuBLAS leaves out the
+    // kernels that need one (split-K among them).
+    if (gemm_workspaces && opt_.gemm_workspace_bytes > bytes) {
+      if (const auto g = gemm_candidate(choices.plan.lowered[k]); g && g->m * g->n * g->k * g->batch >= (std::int64_t{1} << 22)) {
+        bytes = opt_.gemm_workspace_bytes;
+        ++gemm_workspaces_;
+      }
+    }
+    if (bytes == 0) continue;
     l.workspace_request[k] = static_cast<int>(requests.size());
-    requests.push_back(buffer_request{aligned(static_cast<std::size_t>(plans_[k]->workspace_bytes())), position[k], position[k]});
+    l.workspace_bytes[k] = bytes;
+    requests.push_back(buffer_request{aligned(bytes), position[k], position[k]});
   }
   mplan_ = plan_memory(requests, arena_alignment);
   tensor_bound_bytes_ = live_bytes_bound(std::span<const buffer_request>(requests).first(tensor_requests));
@@ -353,12 +387,19 @@ compiled_program::layout compiled_program::plan_buffers(const problem& p, const 
 }
 
 // 3. Admission: refuse before allocating anything if it cannot fit.
-void compiled_program::admit(std::size_t reserve_bytes, std::size_t limit_bytes) const {
+bool compiled_program::fits(std::size_t reserve_bytes, std::size_t limit_bytes) const {
   std::size_t limit = 0, available = 0;
-  if (!memory_budget(*eng_, &limit, &available)) return;
+  if (!memory_budget(*eng_, &limit, &available)) return true;
+  if (limit_bytes != 0) limit = std::min(limit_bytes, available);
+  return device_bytes() + reserve_bytes <= limit;
+}
+
+void compiled_program::admit(std::size_t reserve_bytes, std::size_t limit_bytes) const {
+  if (fits(reserve_bytes, limit_bytes)) return;
+  std::size_t limit = 0, available = 0;
+  (void)memory_budget(*eng_, &limit, &available);
   if (limit_bytes != 0) limit = std::min(limit_bytes, available);
   const std::size_t need = device_bytes() + reserve_bytes;
-  if (need <= limit) return;
   const options& o = opt_;
   char share[48];
   std::snprintf(share, sizeof share, "%.0f%% of the %s free", 100.0 * o.memory_limit_fraction, gib(available).c_str());
@@ -438,7 +479,7 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
     o.plan = plans_[k];
     if (l.workspace_request[k] >= 0) {
       o.workspace = ab + mplan_.offsets.at(static_cast<std::size_t>(l.workspace_request[k]));
-      o.workspace_bytes = plans_[k]->workspace_bytes();
+      o.workspace_bytes = l.workspace_bytes[k];  // the plan's, or more for cuBLAS
     }
     o.a = ptr_of(s.lhs);
     o.b = s.rhs >= 0 ? ptr_of(s.rhs) : nullptr;
@@ -459,11 +500,8 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
     }
     o.step = kk;
     // The step as one GEMM (cuBLAS), when it is one: timed against the plan, or taken (`always`).
-    // 3xTF32 has no cuBLAS twin: cuTENSOR keeps every step then.
-    const bool gemm_allowed = opt_.gemm_lowering != kernel_choice::never && !(opt_.compute_precision == precision::tf32x3 && !is_double(type_));
-    if (gemm_allowed && o.plan && c.plan.lowered[k].kind == lowered_kind::contraction) {
-      o.gemm = lower_to_gemm(c.plan.lowered[k]);
-      if (o.gemm && eng_->blas() == nullptr) o.gemm.reset();
+    if (o.plan) {
+      o.gemm = gemm_candidate(c.plan.lowered[k]);
       if (o.gemm) {
         ++gemm_candidates_;
         if (opt_.gemm_lowering == kernel_choice::always && !o.tiled) {
@@ -603,12 +641,14 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
   // workspace. A candidate replaces the kept one only when at least 3% faster.
   const bool time_algos = opt_.library_algos == kernel_choice::automatic;
   const bool time_gemm = opt_.gemm_lowering == kernel_choice::automatic;
+  constexpr float jit_min_ms = 0.02F;  // a JIT kernel is tried only on steps at least this slow
+  std::vector<std::pair<float, op*>> timed;  // library steps and their best time, for the JIT pass
   for (op& o : ops_) {
     if (!o.plan || o.tiled || o.use_gemm || o.step < 0) continue;  // use_gemm here: `always`
     const lowered_step& low = c.plan.lowered[static_cast<std::size_t>(o.step)];
     if (low.kind != lowered_kind::contraction) continue;
     const bool gemm = time_gemm && o.gemm.has_value();
-    if (!time_algos && !gemm) continue;
+    if (!time_algos && !gemm && (opt_.jit_steps <= 0 || opt_.jit)) continue;
     float best = time_op(o);
     if (time_algos) {
       std::shared_ptr<device::library_plan> keep = o.plan;
@@ -641,7 +681,40 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
         (void)cudaGetLastError();  // cuBLAS refused this one: the plan stays
       }
       o.use_gemm = t < best * 0.97F;
-      if (o.use_gemm) ++gemm_chosen_;
+      if (o.use_gemm) {
+        ++gemm_chosen_;
+        best = t;
+      }
+    }
+    if (best >= jit_min_ms) timed.emplace_back(best, &o);
+  }
+
+  // Last, cuTENSOR's JIT kernels on the slowest library steps (options::jit_steps): compiling one
+  // takes seconds, so only the steps that carry the time get one, kept when at least 3% faster.
+  if (opt_.jit_steps <= 0 || opt_.jit) return;
+  std::stable_sort(timed.begin(), timed.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  if (timed.size() > static_cast<std::size_t>(opt_.jit_steps)) timed.resize(static_cast<std::size_t>(opt_.jit_steps));
+  for (auto& [best, op_ptr] : timed) {
+    op& o = *op_ptr;
+    const lowered_step& low = c.plan.lowered[static_cast<std::size_t>(o.step)];
+    std::shared_ptr<device::library_plan> alt;
+    try {
+      alt = eng_->plan_jit(low, p.type);
+    } catch (const error&) {
+      continue;  // no JIT kernel for this step
+    }
+    if (alt->workspace_bytes() > o.workspace_bytes) continue;
+    const std::shared_ptr<device::library_plan> kept_plan = o.plan;
+    const bool kept_gemm = o.use_gemm;
+    o.plan = alt;
+    o.use_gemm = false;
+    const float t = time_op(o);
+    if (t < best * 0.97F) {
+      o.jit = true;
+      ++jit_chosen_;
+    } else {
+      o.plan = kept_plan;
+      o.use_gemm = kept_gemm;
     }
   }
 }
@@ -738,7 +811,7 @@ std::vector<std::string> compiled_program::op_kernels() const {
       s += r.vec_kind == tiled_run_values ? " runs-values" : r.vec_kind == tiled_run_coefs ? " runs-coefs" : r.reuse != 0 ? " reuse" : "";
       out.push_back(s);
     } else {
-      out.emplace_back(o.use_gemm ? "cublas" : o.plan ? "library" : "copy");
+      out.emplace_back(o.use_gemm ? "cublas" : o.jit ? "library jit" : o.plan ? "library" : "copy");
     }
   }
   return out;

@@ -135,6 +135,10 @@ class compiled_program {
   /// cuBLAS (options::gemm_lowering: timed faster, or `always`).
   [[nodiscard]] int gemm_candidates() const noexcept { return gemm_candidates_; }
   [[nodiscard]] int gemm_chosen() const noexcept { return gemm_chosen_; }
+  /// GEMM steps whose arena workspace is options::gemm_workspace_bytes (0 when the memory limit
+  /// left them the plan's), and library steps that run a JIT plan timing chose (options::jit_steps).
+  [[nodiscard]] int gemm_workspaces() const noexcept { return gemm_workspaces_; }
+  [[nodiscard]] int jit_chosen() const noexcept { return jit_chosen_; }
   /// Launches per run: the fused one (if any) plus one per library step.
   [[nodiscard]] std::size_t launches() const noexcept { return ops_.size(); }
   [[nodiscard]] bool uses_graph() const noexcept { return exec_ != nullptr; }
@@ -171,6 +175,7 @@ class compiled_program {
     int step = -1;  // the tree step (library and tiled ops)
     std::optional<gemm_form> gemm;  // the step as one GEMM, when it is one and cuBLAS is there
     bool use_gemm = false;          // run through cuBLAS instead of the plan
+    bool jit = false;               // the plan is a cuTENSOR JIT plan that timing chose (options::jit_steps)
     const small_step_record* fused_records = nullptr;  // the fused launch of absorbed small steps
     const int* fused_begin = nullptr;
     int fused_subtrees = 0;
@@ -181,18 +186,25 @@ class compiled_program {
   };
   struct layout {
     std::vector<int> request_of_step, workspace_request;
+    std::vector<std::size_t> workspace_bytes;  // per step: the plan's, or cuBLAS's (gemm_workspace_bytes)
     std::vector<std::size_t> scratch_offset, input_offsets;
   };
   /// What a candidate program may hold beside the kept one (0: the options' limit; none: nothing left).
   using limit_rule = std::function<std::optional<std::size_t>(const compiled_program&)>;
-  static std::unique_ptr<compiled_program> build_tree(engine& eng, const problem& p);
+  /// The tree's program (layouts and branches timed); `kept_ms`, when given, gets the kept
+  /// program's timed replay, or stays as it is when nothing was timed.
+  static std::unique_ptr<compiled_program> build_tree(engine& eng, const problem& p, float* kept_ms = nullptr);
+  static limit_rule limit_rule_of(engine& eng);
   void take_split(const split_sums_result& r);
   static std::unique_ptr<compiled_program> build_timed_layouts(engine& eng, const problem& p, const limit_rule& limit_beside,
                                                                std::vector<std::pair<layout_policy, float>>& times, float& best_ms);
   step_choices choose_steps(const problem& p);
-  layout plan_buffers(const problem& p, const step_choices& c);
+  /// `gemm_workspaces`: GEMM steps of cuBLAS get options::gemm_workspace_bytes (counted in gemm_workspaces_).
+  layout plan_buffers(const problem& p, const step_choices& c, bool gemm_workspaces);
+  [[nodiscard]] std::optional<gemm_form> gemm_candidate(const lowered_step& s) const;
   struct plan_only {};
   compiled_program(engine& eng, const problem& p, plan_only);
+  [[nodiscard]] bool fits(std::size_t reserve_bytes, std::size_t limit_bytes) const;
   void admit(std::size_t reserve_bytes, std::size_t limit_bytes) const;
   void allocate();
   void build_ops(const problem& p, step_choices& c, const layout& l);
@@ -236,9 +248,10 @@ class compiled_program {
   std::size_t table_bytes_ = 0;
   fusion_plan fusion_;
   std::vector<int> op_steps_;
-  int tiled_chosen_ = 0, tiled_rejected_ = 0, algos_changed_ = 0, gemm_candidates_ = 0, gemm_chosen_ = 0;
+  int tiled_chosen_ = 0, tiled_rejected_ = 0, algos_changed_ = 0, gemm_candidates_ = 0, gemm_chosen_ = 0, jit_chosen_ = 0;
   dtype type_ = dtype::f32;
   std::size_t workspace_bytes_ = 0;
+  int gemm_workspaces_ = 0;  // GEMM steps given cuBLAS's workspace by the last plan_buffers
   std::size_t tensor_bound_bytes_ = 0;
   void* result_ = nullptr;
   std::size_t result_bytes_ = 0;

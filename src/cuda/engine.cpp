@@ -126,6 +126,10 @@ std::shared_ptr<device::library_plan> engine::plan_with_algo(const lowered_step&
   return plans_->plan(s, t, {opt_.jit, opt_.autotune, algo, alignment, static_cast<std::uint8_t>(opt_.compute_precision)});
 }
 
+std::shared_ptr<device::library_plan> engine::plan_jit(const lowered_step& s, dtype t, std::uint32_t alignment) {
+  return plans_->plan(s, t, {true, opt_.autotune, -1, alignment, static_cast<std::uint8_t>(opt_.compute_precision)});
+}
+
 void engine::enqueue(const device::library_plan& p, const void* a, const void* b, void* d, void* workspace,
                      std::uint64_t workspace_bytes, cudaStream_t stream) {
   library_->enqueue(p, a, b, d, workspace, workspace_bytes, stream);

@@ -33,6 +33,8 @@ class engine {
   std::shared_ptr<device::library_plan> plan(const lowered_step& s, dtype t, std::uint32_t alignment = max_alignment);
   /// The same with the library's algorithm `algo` instead of the options' (compiled timing).
   std::shared_ptr<device::library_plan> plan_with_algo(const lowered_step& s, dtype t, int algo, std::uint32_t alignment = max_alignment);
+  /// The step's plan with cuTENSOR's JIT kernel (default algorithm; compiled's options::jit_steps).
+  std::shared_ptr<device::library_plan> plan_jit(const lowered_step& s, dtype t, std::uint32_t alignment = max_alignment);
   /// Enqueues `p` on `stream` with explicit workspace (compiled mode, graph capture).
   void enqueue(const device::library_plan& p, const void* a, const void* b, void* d, void* workspace, std::uint64_t workspace_bytes,
                cudaStream_t stream);

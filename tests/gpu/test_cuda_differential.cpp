@@ -679,6 +679,49 @@ TEST_F(Differential, CompiledSplitSumsChoice) {
   }
 }
 
+// cuBLAS's workspace on GEMM steps (options::gemm_workspace_bytes) and JIT candidates
+// (options::jit_steps): the arena holds the workspace only when asked, and neither changes the result.
+TEST_F(Differential, CompiledGemmWorkspaceAndJit) {
+  problem p;
+  p.net = parse_expression("ab,bc,cd->ad", {{1024, 768}, {768, 1024}, {1024, 512}});
+  p.tree = tree_from_linear_path(p.net, {{0, 1}, {0, 1}});
+  p.type = dtype::f32;
+  p.source = "chain";
+  const auto in = gputest::random_inputs(p, 13, -1.0, 1.0);
+  const host_tensor want = cpu::contract(p, in);
+  std::size_t arena[2] = {0, 0};
+  for (int variant = 0; variant < 3; ++variant) {
+    cuda::options opt;
+    opt.gemm_lowering = kernel_choice::always;
+    opt.time_layouts = false;
+    opt.split_sums = kernel_choice::never;
+    opt.concurrent_branches = kernel_choice::never;
+    if (variant == 0) opt.gemm_workspace_bytes = 0;
+    if (variant == 2) {
+      opt.gemm_lowering = kernel_choice::automatic;
+      opt.jit_steps = 2;
+    }
+    engine eng(opt);
+    const std::unique_ptr<cuda::compiled_program> prog = cuda::compiled_program::build(eng, p);
+    std::printf("[gemm-ws] variant %d: arena %zu bytes, %d GEMM workspaces, %d cuBLAS steps, %d JIT steps\n", variant,
+                prog->plan().arena_bytes, prog->gemm_workspaces(), prog->gemm_chosen(), prog->jit_chosen());
+    if (variant < 2) {
+      arena[variant] = prog->plan().arena_bytes;
+      EXPECT_EQ(prog->gemm_chosen(), 2);
+      EXPECT_EQ(prog->gemm_workspaces(), variant == 0 ? 0 : 2);
+    } else {
+      EXPECT_GE(prog->jit_chosen(), 0);
+      EXPECT_LE(prog->jit_chosen(), 2);
+    }
+    for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog->input(i), in[i].data(), in[i].bytes());
+    prog->run();
+    const host_tensor got = gputest::download(eng, prog->result(), p.type, p.net.shape_of(p.net.output));
+    EXPECT_LE(gputest::rel_error(got, want), gputest::tolerance(dtype::f32, 1024.0, 64.0));
+  }
+  EXPECT_GE(arena[1], arena[0] + (std::size_t{32} << 20) - (std::size_t{4} << 20))
+      << "the 32 MiB cuBLAS workspace should be in the arena (beside the live tensors)";
+}
+
 // Reduced precision is opt-in: full precision by default; TF32 visibly less accurate on a chain of
 // 512-wide products (still within 2e-2), 3xTF32 near FP32; f64 ignores it.
 TEST_F(Differential, ReducedPrecisionIsOptIn) {
