@@ -104,7 +104,7 @@ GPU knobs:
                              cuBLAS too, full precision, and runs there when faster (auto, the default);
                              on: through cuBLAS wherever it is one GEMM; off: cuTENSOR only
   --gemm-workspace BYTES     compiled: cuBLAS's workspace on each GEMM step of at least 2^22 multiply-adds
-                             (default 32M, cuBLAS's recommendation on Hopper; 0: the cuTENSOR plan's)
+                             (default 0: the cuTENSOR plan's; 32M is cuBLAS's recommendation on Hopper)
   --static-inputs            compiled: the inputs written once into the program's own buffers and every
                              timed run given those (program::input_views): no run copies its inputs in,
                              as a captured CUDA graph replays its static inputs (torch's graph peer)

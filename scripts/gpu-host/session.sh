@@ -47,11 +47,11 @@ for s in "$@"; do
             peer_env
             timeout 400 python3 bench/python/cotengra_bench.py --json $out/cotengra.json 2>&1 | tail -8 ;;
     fam)    # the public multi-family suite (bench/suites/families.json): tnrt and every peer, one rep,
-            # the roofline of tnrt compiled; FAM_BUDGET seconds at most (default 360)
+            # the roofline of tnrt compiled (FAM_ROOFLINE= turns it off); FAM_BUDGET seconds at most (default 360)
             peer_env
             # FAM_ARGS: more harness options, e.g. --problem 'mpo*' to run a part of the suite
             python3 bench/harness.py bench/suites/families.json --tnrt $bin/tnrt --reps 1 --warmups 1 --runs 3 --timeout 90 --budget ${FAM_BUDGET:-360} \
-              --roofline ${FAM_ARGS:-} --out /tmp/fam 2>&1 | tail -60
+              ${FAM_ROOFLINE---roofline} ${FAM_ARGS:-} --out /tmp/fam 2>&1 | tail -60
             tar -czf $out/fam.tgz -C /tmp fam ;;
     fam-static) # tnrt compiled with its inputs in the program's own buffers (variant 'compiled static'), every
             # network of the families suite, no peers (FAM_BUDGET seconds, default 240)
