@@ -4,13 +4,15 @@ step profiles bench/paths/step_profiles.py wrote (one CSV per network and path, 
 The model of one binary step of U multiply-adds reading A and B elements and writing D, with the
 GEMM sizes m = U / B and n = U / A (the free sizes of each side):
 
-    t = max(flops / peak / e_c, bytes / bandwidth / e_m) / p + overhead
+    t = (max(c, m) + overlap * min(c, m)) / p + overhead
+    c   = flops / peak / e_c,  m = bytes / bandwidth / e_m
     e_c = 1 / (1 + gemm_tile / min(m, n))            a skinny GEMM wastes its tiles
     p   = min(1, D / parallel_elements) ** exponent   a small result leaves the GPU idle (D > 1;
                                                       a full reduction to a scalar is exempt)
 
 fitted by least squares on log time over every f32/c64 step of at least --min-ms (the profile times
-each op alone, launch and all: the fit's overhead is fixed at --overhead-ms, not the search's).
+each op alone, launch and all: the fit's overhead is fixed at --overhead-ms, not the search's). The
+overlap is 0 (a roofline, cost_model's default) unless --overlap fits it too.
 
     python3 bench/paths/calibrate.py DIR [DIR...] --suite bench/suites/families.json --out calib.json
 
@@ -58,13 +60,15 @@ def predict(rows: list[dict], th: list[float] | None, overhead_ms: float):
     M = np.array([r["bytes"] for r in rows]) / BANDWIDTH * 1e3
     if th is None:
         return np.maximum(C, M) + overhead_ms
-    tile, d0, expo, em = th
+    tile, d0, expo, em = th[:4]
+    overlap = th[4] if len(th) > 4 else 0.0
     m = np.array([r["m"] for r in rows]); n = np.array([r["n"] for r in rows])
     unary = np.array([r["rhs_rank"] == 0 and r["n"] <= 1 for r in rows])
     D = np.array([r["b"] * r["m"] * r["n"] for r in rows])
     ec = np.where(unary, 1.0, 1 / (1 + tile / np.maximum(np.minimum(m, n), 1)))
     par = np.where(D <= 1, 1.0, np.minimum(1.0, D / d0) ** expo)
-    return np.maximum(C / ec, M / em) / par + overhead_ms
+    c, mem = C / ec, M / em
+    return (np.maximum(c, mem) + overlap * np.minimum(c, mem)) / par + overhead_ms
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--md")
     ap.add_argument("--min-ms", type=float, default=0.03)
     ap.add_argument("--overhead-ms", type=float, default=0.012)
+    ap.add_argument("--overlap", action="store_true", help="also fit the overlap term (cost_model::overlap; else 0)")
     args = ap.parse_args(argv)
     import numpy as np
     from scipy.optimize import minimize
@@ -91,8 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     def loss(x):
         return float(np.mean((np.log(predict(rows, list(np.exp(x)), args.overhead_ms)) - y) ** 2))
 
-    fit = minimize(loss, np.log([32, 2 ** 20, 0.5, 0.8]), method="Nelder-Mead",
-                   options={"maxiter": 8000, "xatol": 1e-6, "fatol": 1e-10})
+    start = [32, 2 ** 20, 0.5, 0.8] + ([0.3] if args.overlap else [])
+    fit = minimize(loss, np.log(start), method="Nelder-Mead",
+                   options={"maxiter": 20000 if args.overlap else 8000, "xatol": 1e-6, "fatol": 1e-10})
     th = [float(v) for v in np.exp(fit.x)]
     base_err = np.abs(np.log(predict(rows, None, args.overhead_ms)) - y)
     fit_err = np.abs(np.log(predict(rows, th, args.overhead_ms)) - y)
@@ -119,7 +125,10 @@ def main(argv: list[str] | None = None) -> int:
                 pairs += 1
                 agree_base += (a[0] < b[0]) == (a[1] < b[1])
                 agree_fit += (a[0] < b[0]) == (a[2] < b[2])
-    out = {"parameters": {"gemm_tile": th[0], "parallel_elements": th[1], "parallel_exponent": th[2], "memory_efficiency": th[3]},
+    params = {"gemm_tile": th[0], "parallel_elements": th[1], "parallel_exponent": th[2], "memory_efficiency": th[3]}
+    if args.overlap:
+        params["overlap"] = th[4]
+    out = {"parameters": params,
            "fit_overhead_ms": args.overhead_ms, "steps_fitted": len(rows), "steps_all": len(every),
            "abs_log_error": {"roofline": q(base_err), "fitted": q(fit_err)},
            "rmse_log": {"roofline": float(np.sqrt(np.mean(base_err ** 2))), "fitted": float(np.sqrt(np.mean(fit_err ** 2)))},

@@ -580,6 +580,7 @@ cost_model cost_model::roofline() const noexcept {
   m.gemm_tile = 0;
   m.parallel_elements = 0;
   m.memory_efficiency = 1;
+  m.overlap = 0;
   return m;
 }
 
@@ -590,7 +591,7 @@ double cost_model::step_seconds(double multiply_adds, double lhs, double rhs, do
     compute *= 1 + gemm_tile / narrow;
   }
   const double memory = (lhs + rhs + out) * bytes_per_element / (bandwidth_gbps * 1e9 * memory_efficiency);
-  double t = std::max(compute, memory);
+  double t = std::max(compute, memory) + overlap * std::min(compute, memory);
   if (parallel_elements > 0 && out > 1 && out < parallel_elements) t /= std::pow(out / parallel_elements, parallel_exponent);
   return t + step_overhead_us * 1e-6;
 }
@@ -648,7 +649,7 @@ search_result search_one(const network& net, const search_options& opt) {
     if (!(cm.step_overhead_us >= 0) || !std::isfinite(cm.step_overhead_us))
       throw usage_error("search_path: the cost model's step_overhead_us must be finite and >= 0");
     for (const auto& [name, v] : {std::pair{"gemm_tile", cm.gemm_tile}, std::pair{"parallel_elements", cm.parallel_elements},
-                                  std::pair{"parallel_exponent", cm.parallel_exponent}})
+                                  std::pair{"parallel_exponent", cm.parallel_exponent}, std::pair{"overlap", cm.overlap}})
       if (!(v >= 0) || !std::isfinite(v)) throw usage_error(std::string("search_path: the cost model's ") + name + " must be finite and >= 0");
     if (!(cm.memory_efficiency > 0) || !(cm.memory_efficiency <= 1))
       throw usage_error("search_path: the cost model's memory_efficiency must be in (0, 1]");

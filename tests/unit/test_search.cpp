@@ -297,6 +297,24 @@ TEST(search, the_calibrated_model_prices_skinny_gemms_and_small_results) {
   search_options o;
   o.model.memory_efficiency = 1.5;
   EXPECT_THROW((void)search_path(square, o), usage_error);
+  search_options neg;
+  neg.model.overlap = -0.5;
+  EXPECT_THROW((void)search_path(square, neg), usage_error);
+}
+
+// The overlap term (off by default): max(c, m) + overlap * min(c, m) before the parallel factor, and
+// roofline() turns it off.
+TEST(search, the_overlap_term_adds_the_smaller_of_compute_and_memory) {
+  const auto net = parse_expression("ab,bc->ac", {{1024, 1024}, {1024, 1024}});
+  cost_model plain = cost_model::for_dtype(dtype::f32).roofline();
+  EXPECT_EQ(cost_model{}.overlap, 0.0);
+  const double compute = 2.0 * 1073741824.0 / 50.7e12, memory = 4.0 * 3 * 1048576 / 4250e9;
+  cost_model with = plain;
+  with.overlap = 2.0;
+  const auto secs = [&](const cost_model& m) { return predicted_seconds(net, tree_from_linear_path(net, {{0, 1}}), m); };
+  EXPECT_NEAR(secs(with), compute + 2.0 * memory + 2e-6, 1e-15);
+  EXPECT_NEAR(secs(plain), compute + 2e-6, 1e-15);
+  EXPECT_EQ(with.roofline().overlap, 0.0);
 }
 
 // Under the model the search minimises predicted time, not multiply-adds: never slower (by the
