@@ -23,7 +23,8 @@ def fnum(x: str) -> float | None:
         return None
 
 
-def table(rows: list[dict], compiled: str = "compiled") -> tuple[list[str], list[float], list[float]]:
+def by_problem(rows: list[dict]) -> tuple[dict[str, dict[str, dict]], list[str]]:
+    """results.csv rows as {problem: {variant: row}}, and the problems in their first order."""
     by: dict[str, dict[str, dict]] = {}
     order: list[str] = []
     for r in rows:
@@ -31,6 +32,11 @@ def table(rows: list[dict], compiled: str = "compiled") -> tuple[list[str], list
             by[r["problem"]] = {}
             order.append(r["problem"])
         by[r["problem"]][r["variant"]] = r
+    return by, order
+
+
+def table(rows: list[dict], compiled: str = "compiled") -> tuple[list[str], list[float], list[float]]:
+    by, order = by_problem(rows)
     out = ["| network | dtype | floor ms (bound) | eager ms | compiled ms | best full-precision peer | peer ms | best peer / compiled | "
            "compiled ×floor | compiled: memory / compute / overhead ms | JAX TF32 ms (check) | tnrt check |",
            "|---|---|---:|---:|---:|---|---:|---:|---:|---|---|---|"]

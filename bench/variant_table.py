@@ -14,23 +14,11 @@ import csv
 import math
 import sys
 
-
-def fnum(x) -> float | None:
-    try:
-        v = float(x)
-        return v if math.isfinite(v) else None
-    except (TypeError, ValueError):
-        return None
+from suite_table import by_problem, fnum
 
 
 def table(rows: list[dict], base: str, variants: list[str]) -> list[str]:
-    by: dict[str, dict[str, dict]] = {}
-    order: list[str] = []
-    for r in rows:
-        if r["problem"] not in by:
-            by[r["problem"]] = {}
-            order.append(r["problem"])
-        by[r["problem"]][r["variant"]] = r
+    by, order = by_problem(rows)
     head = f"| network | {base} ms |"
     rule = "|---|---:|"
     for v in variants:
