@@ -411,3 +411,20 @@ def test_suite_table_counts_compiled_and_eager_against_the_peers():
     assert eager == [1.5, 0.5]   # torch eager / tnrt eager
     _, static, _ = suite_table.table(rows, "compiled static")
     assert static == [3.0, 0.5]
+
+
+def test_variant_table_ratios_and_geometric_mean():
+    """bench/variant_table.py: base / variant per network, a dash where a variant did not run, and the
+    geometric mean over the networks where both ran."""
+    import variant_table  # noqa: PLC0415
+
+    def row(problem, variant, ms, verified="True"):
+        return {"problem": problem, "variant": variant, "median_ms": str(ms), "verified": verified, "abs_err": "1e-6",
+                "compile_ms": "100"}
+    rows = [row("a", "compiled", 1.0), row("a", "fast", 0.5), row("b", "compiled", 2.0), row("b", "fast", 4.0, "False"),
+            row("c", "compiled", 1.0), row("d", "compiled", 3.0), row("d", "fast", "")]
+    lines = variant_table.table(rows, "compiled", ["fast"])
+    body = [x for x in lines if x.startswith("| ") and not x.startswith("| network")]
+    assert [x.split(" | ")[0] for x in body] == ["| a", "| b", "| d"]  # c: the variant did not run; d: it failed
+    assert "| 0.5 | 2.000 |" in body[0] and "FAIL" in body[1] and "| — | — | — |" in body[2]
+    assert any("geometric mean of compiled / fast 1.000 over 2 networks" in x for x in lines)  # sqrt(2 * 0.5)
