@@ -51,7 +51,8 @@ def inspect(tnrt: str, file: str, dtype: str, extra: list[str]) -> dict:
 
 
 def execute(tnrt: str, file: str, p: dict, path_file: str, args, jfile: str) -> dict:
-    cmd = [tnrt, "contract", file, "--device", "cuda", "--mode", "compiled", "--dtype", p["dtype"],
+    device = getattr(args, "device", "cuda")  # path_ab.py's --device; the CPU engine runs eagerly
+    cmd = [tnrt, "contract", file, "--device", device, "--mode", "eager" if device == "cpu" else "compiled", "--dtype", p["dtype"],
            "--fill", repr(p["fill"]["value"]), "--path-file", path_file, "--warmup", str(args.warmups),
            "--repeat", str(args.runs), "--json", jfile]
     t0 = time.perf_counter()

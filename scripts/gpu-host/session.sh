@@ -214,6 +214,13 @@ PY
            done; done
            python3 bench/harness.py bench/suites/smoke.json --tnrt $bin/tnrt --profile --skip-peers --reps 1 --out /tmp/smoke-profile 2>&1 | tail -6
            ls /tmp/smoke-profile; tar -czf $out/smoke-profile.tgz -C /tmp smoke-profile ;;
+    pathab) # auto's paths under today's cost model against those under the overlap fit (both written by
+            # bench/paths/model_paths.cpp, bench/results/2026-12-03-cpu-model-overlap/paths.tgz), tnrt compiled in
+            # turns (PATHAB_BUDGET seconds, default 300; PATHAB_ARGS: e.g. --problem 'qaoa*')
+            mkdir -p /tmp/mp && tar -xzf bench/results/2026-12-03-cpu-model-overlap/paths.tgz -C /tmp/mp
+            timeout 560 python3 bench/paths/path_ab.py bench/suites/families.json --tnrt $bin/tnrt --paths /tmp/mp --out /tmp/pathab \
+              --warmups 2 --runs 10 --budget ${PATHAB_BUDGET:-300} ${PATHAB_ARGS:-} 2>&1 | tail -45
+            tar -czf $out/pathab.tgz -C /tmp pathab ;;
     own)    # each tool's own path (issue 16): tnrt's search, cotengra at equal time, cuTensorNet's
             # contract_path; every path executed by tnrt compiled (OWN_BUDGET seconds, default 300;
             # OWN_ARGS: more options, e.g. --problem 'mps*')

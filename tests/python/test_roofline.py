@@ -428,3 +428,34 @@ def test_variant_table_ratios_and_geometric_mean():
     assert [x.split(" | ")[0] for x in body] == ["| a", "| b", "| d"]  # c: the variant did not run; d: it failed
     assert "| 0.5 | 2.000 |" in body[0] and "FAIL" in body[1] and "| — | — | — |" in body[2]
     assert any("geometric mean of compiled / fast 1.000 over 2 networks" in x for x in lines)  # sqrt(2 * 0.5)
+
+
+@pytest.mark.skipif(not os.access(TNRT, os.X_OK), reason="no build/tnrt")
+def test_path_ab_runs_both_paths_in_turns(tmp_path):
+    """bench/paths/path_ab.py on the CPU engine: a 3-matrix chain under its two paths, both results
+    agree, tc differs as the shapes say; a network without both files is left out; bad --paths is one
+    line and exit 2."""
+    net = tmp_path / "chain.json"
+    net.write_text(json.dumps({"format_string": "ab,bc,cd->ad", "shapes": [[40, 50], [50, 6], [6, 30]], "dtype": "float32"}))
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps({"problems": [
+        {"name": "chain", "file": str(net), "dtype": "f32", "fill": {"kind": "constant", "value": 0.5}},
+        {"name": "lonely", "file": str(net), "dtype": "f32", "fill": {"kind": "constant", "value": 0.5}}]}))
+    paths = tmp_path / "paths"
+    paths.mkdir()
+    (paths / "chain-asis.json").write_text("[[0, 1], [0, 1]]")   # (ab,bc) first: 40*50*6 + 40*6*30
+    (paths / "chain-other.json").write_text("[[1, 2], [0, 1]]")  # (bc,cd) first: 50*6*30 + 40*50*30
+    (paths / "lonely-asis.json").write_text("[[0, 1], [0, 1]]")
+    out = tmp_path / "ab"
+    script = os.path.join(BENCH, "paths", "path_ab.py")
+    r = subprocess.run([sys.executable, script, str(suite), "--tnrt", TNRT, "--paths", str(paths), "--out", str(out),
+                        "--device", "cpu", "--reps", "2", "--warmups", "0", "--runs", "2"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    d = json.loads((out / "path_ab.json").read_text())
+    assert [x["network"] for x in d["rows"]] == ["chain"]
+    row = d["rows"][0]
+    assert row["agree"] and len(row["asis"]["runs_ms"]) == 2 and row["a_over_b"] > 0
+    assert row["asis"]["tc"] < row["other"]["tc"]
+    bad = subprocess.run([sys.executable, script, str(suite), "--tnrt", TNRT, "--paths", str(tmp_path / "none"), "--out", str(out)],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
