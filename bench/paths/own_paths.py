@@ -66,6 +66,21 @@ def execute(tnrt: str, file: str, p: dict, path_file: str, args, jfile: str) -> 
             "norm": res.get("norm"), "scalar": res.get("scalar"), "text": res.get("text")}
 
 
+def each_network(suite: dict, globs: list[str] | None, budget: float, keep=lambda p: True):
+    """The suite's constant-fill networks whose names match one of `globs` (every one when none) and
+    that `keep` accepts, as (problem, file), each logged as it starts; no new one starts once
+    `budget` seconds (0: no bound) have passed."""
+    problems = [p for p in suite["problems"] if p["fill"]["kind"] == "constant"
+                and (not globs or any(fnmatch.fnmatch(p["name"], g) for g in globs)) and keep(p)]
+    start = time.perf_counter()
+    for k, p in enumerate(problems):
+        if budget and time.perf_counter() - start > budget:
+            log(f"budget of {budget:.0f} s spent: {len(problems) - k} networks not run")
+            return
+        log(f"[{k + 1}/{len(problems)}] {p['name']}")
+        yield p, os.path.join(ROOT, p["file"])
+
+
 def cotengra_search(problem: common.Problem, seconds: float, seed: int) -> tuple[list[list[int]], int, float]:
     import cotengra as ctg
     inputs = [tuple(ix) for ix in problem.inputs]
@@ -97,6 +112,14 @@ def agree(a, b, tol: float = 5e-3) -> bool:
     return a is not None and b is not None and abs(a - b) <= tol * max(abs(a), abs(b), 1e-30)
 
 
+def add_run_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options of tnrt's runs (execute) and of the loop over networks (each_network)."""
+    ap.add_argument("--warmups", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--timeout", type=float, default=120)
+    ap.add_argument("--budget", type=float, default=0, help="stop starting networks after this many seconds (0: none)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("suite")
@@ -104,10 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--problem", action="append", help="glob of network names (default: every constant-fill one)")
     ap.add_argument("--samples", type=int, default=8, help="cuTensorNet's hyper-optimiser samples")
-    ap.add_argument("--warmups", type=int, default=2)
-    ap.add_argument("--runs", type=int, default=10)
-    ap.add_argument("--timeout", type=float, default=120)
-    ap.add_argument("--budget", type=float, default=0, help="stop starting networks after this many seconds (0: none)")
+    add_run_arguments(ap)
     ap.add_argument("--skip-cotengra", action="store_true")
     ap.add_argument("--merge", nargs="+", metavar="JSON", help="no runs: the tables of earlier own_paths.json files, "
                     "rows in the suite's order (a later file's row replaces an earlier one's)")
@@ -128,15 +148,9 @@ def main(argv: list[str] | None = None) -> int:
         args.skip_cotengra = True
     log(ctg_note)
 
-    rows, start = [], time.perf_counter()
-    problems = [p for p in suite["problems"] if p["fill"]["kind"] == "constant"
-                and (not args.problem or any(fnmatch.fnmatch(p["name"], g) for g in args.problem))]
-    for k, p in enumerate(problems):
-        if args.budget and time.perf_counter() - start > args.budget:
-            log(f"budget of {args.budget:.0f} s spent: {len(problems) - k} networks not run")
-            break
-        name, file = p["name"], os.path.join(ROOT, p["file"])
-        log(f"[{k + 1}/{len(problems)}] {name}")
+    rows = []
+    for p, file in each_network(suite, args.problem, args.budget):
+        name = p["name"]
         row: dict = {"network": name, "dtype": p["dtype"]}
         pdir = os.path.join(args.out, "paths")
         paths = {}

@@ -13,16 +13,14 @@ Writes DIR/path_ab.json and DIR/path_ab.md. Exit status 2 on bad arguments (one 
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
 import math
 import os
 import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from own_paths import ROOT, agree, execute, fmt, inspect, log  # noqa: E402
+from own_paths import add_run_arguments, agree, each_network, execute, fmt, inspect, log  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,10 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--problem", action="append", help="glob of network names (default: every constant-fill one with both files)")
     ap.add_argument("--device", default="cuda", help="cuda (default) or cpu")
     ap.add_argument("--reps", type=int, default=2, help="turns of A then B (default 2)")
-    ap.add_argument("--warmups", type=int, default=2)
-    ap.add_argument("--runs", type=int, default=10)
-    ap.add_argument("--timeout", type=float, default=120)
-    ap.add_argument("--budget", type=float, default=0, help="stop starting networks after this many seconds (0: none)")
+    add_run_arguments(ap)
     args = ap.parse_args(argv)
     try:
         suite = json.load(open(args.suite, encoding="utf-8"))
@@ -53,16 +48,10 @@ def main(argv: list[str] | None = None) -> int:
         print("path_ab: --reps must be at least 1", file=sys.stderr)
         return 2
     os.makedirs(args.out, exist_ok=True)
-    problems = [p for p in suite["problems"] if p["fill"]["kind"] == "constant"
-                and (not args.problem or any(fnmatch.fnmatch(p["name"], g) for g in args.problem))
-                and all(os.path.isfile(os.path.join(args.paths, f"{p['name']}-{t}.json")) for t in (args.a, args.b))]
-    rows, start = [], time.perf_counter()
-    for k, p in enumerate(problems):
-        if args.budget and time.perf_counter() - start > args.budget:
-            log(f"budget of {args.budget:.0f} s spent: {len(problems) - k} networks not run")
-            break
-        name, file = p["name"], os.path.join(ROOT, p["file"])
-        log(f"[{k + 1}/{len(problems)}] {name}")
+    both = lambda p: all(os.path.isfile(os.path.join(args.paths, f"{p['name']}-{t}.json")) for t in (args.a, args.b))  # noqa: E731
+    rows = []
+    for p, file in each_network(suite, args.problem, args.budget, both):
+        name = p["name"]
         row: dict = {"network": name, "dtype": p["dtype"]}
         runs: dict[str, list[dict]] = {args.a: [], args.b: []}
         for tag in (args.a, args.b):
