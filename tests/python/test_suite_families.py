@@ -15,7 +15,8 @@ bench/suites/families/, written by bench/suites/families/generate.py) without a 
 
     python3 -m pytest tests/python/test_suite_families.py -q      # about half a minute, CPU only
 """
-from __future__ import annotations
+from __future__ import fnmatch
+import annotations
 
 import json
 import math
@@ -94,9 +95,15 @@ def log2_values(pr: common.Problem, c: float) -> tuple[float, list[float]]:
 def test_suite_shape():
     s = SUITE_DOC
     assert s["name"] == "families"
-    assert [v["name"] for v in s["variants"]] == ["eager", "compiled", "compiled static"]
-    assert [v["mode"] for v in s["variants"]] == ["eager", "compiled", "compiled"]
-    assert [v["options"] for v in s["variants"]] == [[], [], ["--static-inputs"]]
+    assert [v["name"] for v in s["variants"]] == ["eager", "compiled", "compiled static", "compiled gemm workspace",
+                                                  "compiled jit", "compiled tf32"]
+    assert [v["mode"] for v in s["variants"]] == ["eager"] + ["compiled"] * 5
+    assert [v["options"] for v in s["variants"]] == [[], [], ["--static-inputs"], ["--gemm-workspace", "32M"],
+                                                     ["--jit-steps", "4"], ["--precision", "tf32"]]
+    # the opt-in A/B variants run on the compute-heavy networks only, and every glob names a network
+    names = [p["name"] for p in s["problems"]]
+    for v in s["variants"][3:]:
+        assert v["problems"] and all(fnmatch.filter(names, g) for g in v["problems"]), v["name"]
     # every peer issue 14 names, each script in the tree; the reduced-precision row is labelled so
     peers = {p["name"]: p for p in s["peers"]}
     assert {"torch", "torch graph", "cuTensorNet", "cotengra torch", "jax highest"} <= set(peers)
