@@ -15,9 +15,9 @@ bench/suites/families/, written by bench/suites/families/generate.py) without a 
 
     python3 -m pytest tests/python/test_suite_families.py -q      # about half a minute, CPU only
 """
-from __future__ import fnmatch
-import annotations
+from __future__ import annotations
 
+import fnmatch
 import json
 import math
 import os
