@@ -55,6 +55,10 @@ struct cost_model {
   [[nodiscard]] static cost_model for_dtype(dtype type);
   /// This model with the calibration terms off: the plain roofline of its peak, bandwidth and overhead.
   [[nodiscard]] cost_model roofline() const noexcept;
+  /// This model with the calibration fitted with the overlap term (bench/paths/calibrate.py --overlap
+  /// on the same 982 steps): gemm_tile 0, parallel_elements 3.05e6, parallel_exponent 0.325,
+  /// memory_efficiency 0.864, overlap 2.03.
+  [[nodiscard]] cost_model overlap_fit() const noexcept;
   /// Seconds of one step of `multiply_adds` that reads `lhs` and `rhs` elements (rhs 0: a unary
   /// step) and writes `out`: the calibrated model above.
   [[nodiscard]] double step_seconds(double multiply_adds, double lhs, double rhs, double out) const noexcept;
@@ -109,6 +113,12 @@ struct search_options {
   /// calibrated model itself scores better; bench/results/2026-12-03-h200-calibration). The time
   /// bound holds for each search, so the whole may take twice max_seconds.
   bool roofline_search = false;
+  /// also search under model.overlap_fit() (the overlap term's calibration, reconf_leaves as set)
+  /// and keep that path when `model` scores it lower, as roofline_search does. Off, also in
+  /// auto: it would change 6 of the suite's paths (qaoa-p4's model time 7.96 -> 5.88 ms), and those
+  /// have not been measured end to end yet (bench/results/2026-12-03-cpu-model-overlap;
+  /// bench/paths/path_ab.py measures them).
+  bool overlap_search = false;
 };
 
 struct search_result {

@@ -575,14 +575,22 @@ cost_model cost_model::for_dtype(dtype type) {
   return m;
 }
 
-cost_model cost_model::roofline() const noexcept {
-  cost_model m = *this;
-  m.gemm_tile = 0;
-  m.parallel_elements = 0;
-  m.memory_efficiency = 1;
-  m.overlap = 0;
+namespace {
+// `m` with other calibration terms (the machine's figures and the dtype's stay).
+cost_model calibrated(cost_model m, double gemm_tile, double parallel_elements, double parallel_exponent, double memory_efficiency,
+                      double overlap) noexcept {
+  m.gemm_tile = gemm_tile;
+  m.parallel_elements = parallel_elements;
+  m.parallel_exponent = parallel_exponent;
+  m.memory_efficiency = memory_efficiency;
+  m.overlap = overlap;
   return m;
 }
+}  // namespace
+
+cost_model cost_model::roofline() const noexcept { return calibrated(*this, 0, 0, parallel_exponent, 1, 0); }
+
+cost_model cost_model::overlap_fit() const noexcept { return calibrated(*this, 0, 3.05e6, 0.325, 0.864, 2.03); }
 
 double cost_model::step_seconds(double multiply_adds, double lhs, double rhs, double out) const noexcept {
   double compute = multiply_adds * flops_per_multiply_add / (peak_tflops * 1e12);
@@ -610,26 +618,30 @@ namespace {
 search_result search_one(const network& net, const search_options& opt);
 }  // namespace
 
-// The search under opt.model, and with roofline_search a second one under the plain roofline, whose
-// path is kept when opt.model scores it lower.
+// The search under opt.model, and beside it one under the plain roofline (roofline_search) and one
+// under the overlap fit (overlap_search), each path kept when opt.model scores it lower.
 search_result search_path(const network& net, const search_options& opt) {
   search_result r = search_one(net, opt);
-  if (!opt.roofline_search || opt.objective != search_objective::model || net.inputs.size() <= 2) return r;
-  search_options ro = opt;
-  ro.model = opt.model.roofline();
-  ro.reconf_leaves = std::min(opt.reconf_leaves, 8);
-  ro.roofline_search = false;
-  search_result b = search_one(net, ro);
-  const double b_model = predicted_seconds(net, tree_from_linear_path(net, b.path), opt.model);
-  const double seconds = r.seconds + b.seconds;
-  const int trials = r.trials + b.trials, partition = r.partition_trials + b.partition_trials;
-  if (b_model < r.predicted_seconds * (1 - 1e-9)) {
-    r = std::move(b);
-    r.predicted_seconds = b_model;
-  }
-  r.seconds = seconds;
-  r.trials = trials;
-  r.partition_trials = partition;
+  if (opt.objective != search_objective::model || net.inputs.size() <= 2) return r;
+  const auto beside = [&](const cost_model& other, int leaves) {
+    search_options o = opt;
+    o.model = other;
+    o.reconf_leaves = std::min(opt.reconf_leaves, leaves);
+    o.roofline_search = o.overlap_search = false;
+    search_result b = search_one(net, o);
+    const double b_model = predicted_seconds(net, tree_from_linear_path(net, b.path), opt.model);
+    const double seconds = r.seconds + b.seconds;
+    const int trials = r.trials + b.trials, partition = r.partition_trials + b.partition_trials;
+    if (b_model < r.predicted_seconds * (1 - 1e-9)) {
+      r = std::move(b);
+      r.predicted_seconds = b_model;
+    }
+    r.seconds = seconds;
+    r.trials = trials;
+    r.partition_trials = partition;
+  };
+  if (opt.roofline_search) beside(opt.model.roofline(), 8);
+  if (opt.overlap_search) beside(opt.model.overlap_fit(), opt.reconf_leaves);
   return r;
 }
 

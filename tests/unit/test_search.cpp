@@ -239,28 +239,52 @@ TEST(search, the_cost_model_is_a_roofline_per_step) {
   EXPECT_EQ(predicted_seconds(one, tree_from_linear_path(one, {}), f32), 0.0);
 }
 
+// The search beside (the roofline's, or with `overlap` the overlap fit's, as auto runs them with no
+// time bound): the kept path is the better, by the calibrated model, of the search without it and
+// of that second search run alone. True when the second one won.
+bool second_search_wins(const network& net, dtype t, bool overlap) {
+  search_options without = automatic_search_options(t);
+  without.max_seconds = 0;
+  search_options with = without, other = without;
+  other.roofline_search = false;
+  if (overlap) {
+    with.overlap_search = true;
+    other.model = without.model.overlap_fit();
+  } else {
+    without.roofline_search = false;
+    other.model = without.model.roofline();
+    other.reconf_leaves = 8;
+  }
+  const search_result both = search_path(net, with), a = search_path(net, without), b = search_path(net, other);
+  const double b_cal = model_time(net, b.path, with.model);
+  EXPECT_NEAR(both.predicted_seconds, std::min(a.predicted_seconds, b_cal), 1e-12 + 1e-9 * a.predicted_seconds);
+  EXPECT_NEAR(both.predicted_seconds, model_time(net, both.path, with.model), 1e-12 + 1e-9 * both.predicted_seconds);
+  return both.predicted_seconds < a.predicted_seconds * (1 - 1e-9);
+}
+
 // roofline_search: the kept path is the better, by the calibrated model, of the calibrated search's and
 // the roofline search's (each run alone here), on the suite's hyper-n100 network (where they differ) and
 // on random networks.
 TEST(search, the_roofline_search_beside_keeps_the_better_path) {
-  const auto check = [](const network& net, dtype t) -> bool {
-    search_options cal = automatic_search_options(t);
-    cal.max_seconds = 0;
-    search_options alone = cal;
-    alone.roofline_search = false;
-    search_options roof = alone;
-    roof.model = cal.model.roofline();
-    roof.reconf_leaves = 8;
-    const search_result both = search_path(net, cal), a = search_path(net, alone), b = search_path(net, roof);
-    const double b_cal = model_time(net, b.path, cal.model);
-    EXPECT_NEAR(both.predicted_seconds, std::min(a.predicted_seconds, b_cal), 1e-12 + 1e-9 * a.predicted_seconds);
-    EXPECT_NEAR(both.predicted_seconds, model_time(net, both.path, cal.model), 1e-12 + 1e-9 * both.predicted_seconds);
-    return b_cal < a.predicted_seconds * (1 - 1e-9);
-  };
+  const auto check = [](const network& net, dtype t) { return second_search_wins(net, t, false); };
   REQUIRE_SOURCE_DIR();
   const std::string hyper = test::source_dir() + "/bench/suites/families/hyper-n100-r3-e4.json";
   EXPECT_TRUE(check(load_file(hyper, load_options{}).net, dtype::f32)) << "on hyper-n100 the roofline's path should win";
   for (std::uint64_t seed = 0; seed < 20; ++seed) (void)check(test::random_problem(4100 + seed, dtype::f32, 1, 4, 8).net, dtype::f32);
+}
+
+// overlap_search (off in auto): a third search under the overlap fit, its path kept when the
+// calibrated model scores it lower; on lm-sliding-d2 it finds a cheaper path than auto's.
+TEST(search, the_overlap_search_beside_keeps_the_better_path) {
+  EXPECT_FALSE(automatic_search_options(dtype::f32).overlap_search);
+  const cost_model fit = cost_model::for_dtype(dtype::c64).overlap_fit();
+  EXPECT_EQ(fit.overlap, 2.03);
+  EXPECT_EQ(fit.bytes_per_element, 8.0);  // the dtype's terms stay
+  const auto check = [](const network& net, dtype t) { return second_search_wins(net, t, true); };
+  REQUIRE_SOURCE_DIR();
+  const std::string lm = test::source_dir() + "/bench/suites/families/lm-sliding-d2-h8-o64-b256.json";
+  EXPECT_TRUE(check(load_file(lm, load_options{}).net, dtype::f32)) << "on lm-sliding-d2 the overlap fit's path should win";
+  for (std::uint64_t seed = 0; seed < 10; ++seed) (void)check(test::random_problem(4200 + seed, dtype::f32, 1, 4, 8).net, dtype::f32);
 }
 
 TEST(search, the_calibrated_model_prices_skinny_gemms_and_small_results) {
