@@ -401,6 +401,13 @@ run_outcome run_cpu(const problem& p, const std::vector<host_tensor>& inputs, in
 }
 
 #ifdef TNRT_HAVE_CUDA
+// A kernel_choice knob of the CLI (auto|on|off, default auto) and its name in the report.
+kernel_choice choice_knob(const parsed_args& a, std::string_view name) {
+  const std::string v = a.choice_or(name, "auto", {"auto", "on", "off"});
+  return v == "on" ? kernel_choice::always : v == "off" ? kernel_choice::never : kernel_choice::automatic;
+}
+const char* knob_name(kernel_choice c) { return c == kernel_choice::always ? "on" : c == kernel_choice::never ? "off" : "auto"; }
+
 cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   cuda::options o;
   o.mode = mode == "eager" ? cuda::exec_mode::eager : cuda::exec_mode::compiled;
@@ -418,10 +425,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
                           : layout == "row"  ? layout_policy::row_major
                                              : layout_policy::column_major;
   o.fuse_small_steps = !a.has("no-fuse");
-  const std::string ti = a.choice_or("tiled", "auto", {"auto", "on", "off"});
-  o.tiled_kernel = ti == "on"    ? kernel_choice::always
-                   : ti == "off" ? kernel_choice::never
-                                 : kernel_choice::automatic;
+  o.tiled_kernel = choice_knob(a, "tiled");
   o.fuse_max_elements = a.int_or("fuse-max", o.fuse_max_elements, 1, 1 << 20);
   o.jit = a.has("jit");
   o.jit_steps = static_cast<int>(a.int_or("jit-steps", 0, 0, 1 << 16));
@@ -429,13 +433,10 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.algo = algo == "patient" ? -6 : algo == "gett" ? -4 : algo == "tgett" ? -3 : algo == "ttgt" ? -2 : -1;
   o.autotune = a.has("autotune");
   o.library_algos = a.choice_or("algo-timing", "auto", {"auto", "off"}) == "auto" ? kernel_choice::automatic : kernel_choice::never;
-  const std::string gemm = a.choice_or("gemm", "auto", {"auto", "on", "off"});
-  o.gemm_lowering = gemm == "on" ? kernel_choice::always : gemm == "off" ? kernel_choice::never : kernel_choice::automatic;
+  o.gemm_lowering = choice_knob(a, "gemm");
   o.gemm_workspace_bytes = a.bytes_or("gemm-workspace", o.gemm_workspace_bytes);
-  const std::string branches = a.choice_or("branches", "auto", {"auto", "on", "off"});
-  o.concurrent_branches = branches == "on" ? kernel_choice::always : branches == "off" ? kernel_choice::never : kernel_choice::automatic;
-  const std::string split = a.choice_or("split-sums", "auto", {"auto", "on", "off"});
-  o.split_sums = split == "on" ? kernel_choice::always : split == "off" ? kernel_choice::never : kernel_choice::automatic;
+  o.concurrent_branches = choice_knob(a, "branches");
+  o.split_sums = choice_knob(a, "split-sums");
   const std::string prec = a.choice_or("precision", "full", {"full", "tf32", "tf32x3"});
   o.compute_precision = prec == "tf32" ? precision::tf32 : prec == "tf32x3" ? precision::tf32x3 : precision::full;
   return o;
@@ -593,9 +594,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                              : opt.intermediate_layout == layout_policy::column_major ? "column"
                                                                                       : "row"},
                   {"fuse_small_steps", opt.fuse_small_steps},
-                  {"tiled_kernel", opt.tiled_kernel == kernel_choice::always  ? "on"
-                                   : opt.tiled_kernel == kernel_choice::never ? "off"
-                                                                              : "auto"},
+                  {"tiled_kernel", knob_name(opt.tiled_kernel)},
                   {"fuse_max_elements", opt.fuse_max_elements},
                   {"jit", opt.jit},
                   {"jit_steps", opt.jit_steps},
@@ -604,16 +603,10 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"precision", opt.compute_precision == precision::tf32     ? "tf32"
                                 : opt.compute_precision == precision::tf32x3 ? "tf32x3"
                                                                              : "full"},
-                  {"gemm", opt.gemm_lowering == kernel_choice::always  ? "on"
-                           : opt.gemm_lowering == kernel_choice::never ? "off"
-                                                                       : "auto"},
+                  {"gemm", knob_name(opt.gemm_lowering)},
                   {"gemm_workspace_bytes", opt.gemm_workspace_bytes},
-                  {"branches", opt.concurrent_branches == kernel_choice::always  ? "on"
-                               : opt.concurrent_branches == kernel_choice::never ? "off"
-                                                                                 : "auto"},
-                  {"split_sums", opt.split_sums == kernel_choice::always  ? "on"
-                                 : opt.split_sums == kernel_choice::never ? "off"
-                                                                          : "auto"},
+                  {"branches", knob_name(opt.concurrent_branches)},
+                  {"split_sums", knob_name(opt.split_sums)},
                   {"autotune", opt.autotune}};
   j["counters"] = {
       {"plan_cache",

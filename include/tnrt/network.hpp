@@ -29,7 +29,8 @@ struct network {
   [[nodiscard]] std::size_t label_count() const noexcept { return extents.size(); }
   [[nodiscard]] std::vector<std::int64_t> shape_of(const std::vector<label_t>& labels) const;
   /// The product of the labels' extents, as a double (cost estimates: never overflows, unlike
-  /// element_count on a union of labels).
+  /// element_count on a union of labels). A repeated label (a diagonal) counts at each position, as
+  /// the tensor stores it.
   [[nodiscard]] double elements_of(const std::vector<label_t>& labels) const;
   /// "ab,bc->ac"-like text with the label names (integers joined by spaces in brackets if needed).
   [[nodiscard]] std::string describe(const std::vector<label_t>& labels) const;

@@ -94,8 +94,8 @@ struct options {
   /// it, in place of the cuTENSOR plan's (most often none). A workspace lives at its step only, in
   /// the arena; when these workspaces would push the program over its memory limit, each step keeps
   /// its plan's. 0 (the default): the plan's. 32 MiB is what cuBLAS's documentation recommends on
-  /// Hopper, but on the H200 suite it gained nothing (geometric mean 0.994x over 25 networks, chain-n8
-  /// 2.5% slower in four runs; bench/results/2026-12-03-h200-suite-ab), so it is opt-in.
+  /// Hopper, but on the H200 suite it gained nothing (geometric mean 0.994x over 25 networks; chain-n8
+  /// 1.16 against 1.13 ms in four runs; bench/results/2026-12-03-h200-suite-ab), so it is opt-in.
   std::size_t gemm_workspace_bytes = 0;
   /// The device memory a compiled or sliced program may hold (arena, workspaces, its copies of the
   /// inputs, scratch, and a sliced program's table and result): memory_limit_bytes when not 0, else

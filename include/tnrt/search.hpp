@@ -34,7 +34,7 @@ namespace tnrt {
 /// compiled step's launch and gaps), and the four calibration terms fitted by least squares on the
 /// log time of 982 profiled steps of tnrt compiled (bench/paths/calibrate.py; the figures and the
 /// command in bench/results/2026-12-03-h200-calibration). roofline() turns the calibration terms off
-/// (gemm_tile 0, parallel_elements 0, memory_efficiency 1). for_dtype scales the bytes and the flops of a
+/// (gemm_tile 0, parallel_elements 0, memory_efficiency 1, overlap 0). for_dtype scales the bytes and the flops of a
 /// multiply-add (8 real flops for a complex one); the peak stays the f32 figure (no other was measured).
 struct cost_model {
   double bytes_per_element = 4;

@@ -11,8 +11,6 @@
 namespace tnrt {
 namespace {
 
-// Element count of a tensor with these labels, a repeated label (a diagonal) counted at each position
-// since the tensor really stores it that way.
 // log2 of a count; a tree with no steps does no work, and 0 reads better than -inf.
 double log2_or_zero(double x) { return x > 0 ? std::log2(x) : 0.0; }
 

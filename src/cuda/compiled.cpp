@@ -274,12 +274,6 @@ compiled_program::step_choices compiled_program::choose_steps(const problem& p) 
   return c;
 }
 
-// 2. The static memory plan. Schedule: the fused launch first (position 0) when there is one,
-//    then the library steps in tree order. Arena: library results and subtree roots, each live
-//    from its producer's position to its consumer's, and each library step's cuTENSOR workspace,
-//    live at its step only (it takes arena bytes free at that step instead of a block of its own);
-//    absorbed intermediates live in a separate scratch laid out subtree by subtree. Inputs have
-//    their own block so that the program can be replayed on new data.
 // Whether a library step may run through cuBLAS (timed, or `always`): one GEMM by strides, cuBLAS
 // present, and no 3xTF32 asked for (cuBLAS has no twin of it).
 std::optional<gemm_form> compiled_program::gemm_candidate(const lowered_step& s) const {
@@ -289,6 +283,12 @@ std::optional<gemm_form> compiled_program::gemm_candidate(const lowered_step& s)
   return lower_to_gemm(s);
 }
 
+// 2. The static memory plan. Schedule: the fused launch first (position 0) when there is one,
+//    then the library steps in tree order. Arena: library results and subtree roots, each live
+//    from its producer's position to its consumer's, and each library step's cuTENSOR workspace,
+//    live at its step only (it takes arena bytes free at that step instead of a block of its own);
+//    absorbed intermediates live in a separate scratch laid out subtree by subtree. Inputs have
+//    their own block so that the program can be replayed on new data.
 compiled_program::layout compiled_program::plan_buffers(const problem& p, const step_choices& choices, bool gemm_workspaces) {
   const network& net = p.net;
   const std::size_t n = net.inputs.size();

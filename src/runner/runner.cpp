@@ -72,7 +72,7 @@ void write_step_profile(const std::string& path, const problem& p, program& prog
   const auto labels = operand_labels(p.net, p.tree);
   const std::size_t n = p.net.inputs.size();
   const cost_model model = cost_model::for_dtype(p.type);
-  auto elems = [&](int id) -> double { return id < 0 ? 0.0 : static_cast<double>(element_count(p.net.shape_of(labels[static_cast<std::size_t>(id)]))); };
+  auto elems = [&](int id) -> double { return id < 0 ? 0.0 : p.net.elements_of(labels[static_cast<std::size_t>(id)]); };
   for (std::size_t i = 0; i < ms.size(); ++i) {
     const int k = op_steps[i];
     if (k < 0) {

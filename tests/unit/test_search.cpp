@@ -262,15 +262,21 @@ bool second_search_wins(const network& net, dtype t, bool overlap) {
   return both.predicted_seconds < a.predicted_seconds * (1 - 1e-9);
 }
 
+// The same on a suite network where the second search must win, then on `randoms` random networks.
+void second_search_keeps_the_better(bool overlap, const std::string& suite_network, std::uint64_t first_seed, int randoms) {
+  const std::string file = test::source_dir() + "/bench/suites/families/" + suite_network + ".json";
+  EXPECT_TRUE(second_search_wins(load_file(file, load_options{}).net, dtype::f32, overlap))
+      << "on " << suite_network << " the " << (overlap ? "overlap fit's" : "roofline's") << " path should win";
+  for (int i = 0; i < randoms; ++i)
+    (void)second_search_wins(test::random_problem(first_seed + static_cast<std::uint64_t>(i), dtype::f32, 1, 4, 8).net, dtype::f32, overlap);
+}
+
 // roofline_search: the kept path is the better, by the calibrated model, of the calibrated search's and
 // the roofline search's (each run alone here), on the suite's hyper-n100 network (where they differ) and
 // on random networks.
 TEST(search, the_roofline_search_beside_keeps_the_better_path) {
-  const auto check = [](const network& net, dtype t) { return second_search_wins(net, t, false); };
   REQUIRE_SOURCE_DIR();
-  const std::string hyper = test::source_dir() + "/bench/suites/families/hyper-n100-r3-e4.json";
-  EXPECT_TRUE(check(load_file(hyper, load_options{}).net, dtype::f32)) << "on hyper-n100 the roofline's path should win";
-  for (std::uint64_t seed = 0; seed < 20; ++seed) (void)check(test::random_problem(4100 + seed, dtype::f32, 1, 4, 8).net, dtype::f32);
+  second_search_keeps_the_better(false, "hyper-n100-r3-e4", 4100, 20);
 }
 
 // overlap_search (off in auto): a third search under the overlap fit, its path kept when the
@@ -280,11 +286,8 @@ TEST(search, the_overlap_search_beside_keeps_the_better_path) {
   const cost_model fit = cost_model::for_dtype(dtype::c64).overlap_fit();
   EXPECT_EQ(fit.overlap, 2.03);
   EXPECT_EQ(fit.bytes_per_element, 8.0);  // the dtype's terms stay
-  const auto check = [](const network& net, dtype t) { return second_search_wins(net, t, true); };
   REQUIRE_SOURCE_DIR();
-  const std::string lm = test::source_dir() + "/bench/suites/families/lm-sliding-d2-h8-o64-b256.json";
-  EXPECT_TRUE(check(load_file(lm, load_options{}).net, dtype::f32)) << "on lm-sliding-d2 the overlap fit's path should win";
-  for (std::uint64_t seed = 0; seed < 10; ++seed) (void)check(test::random_problem(4200 + seed, dtype::f32, 1, 4, 8).net, dtype::f32);
+  second_search_keeps_the_better(true, "lm-sliding-d2-h8-o64-b256", 4200, 10);
 }
 
 TEST(search, the_calibrated_model_prices_skinny_gemms_and_small_results) {
