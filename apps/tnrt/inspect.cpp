@@ -94,9 +94,9 @@ int run_inspect(std::span<char* const> argv) {
   cost_model model = cost_model::for_dtype(p.type);
   model.bandwidth_gbps = bandwidth_gbps;
   const double model_ms = predicted_seconds(p.net, p.tree, model) * 1e3;
-  std::printf("model: %.3f ms (per step max(flops / %g TFLOP/s / GEMM-shape efficiency, bytes / %g GB/s / %g) / small-result "
-              "factor + %g us; calibrated, include/tnrt/search.hpp)\n",
-              model_ms, model.peak_tflops, model.bandwidth_gbps, model.memory_efficiency, model.step_overhead_us);
+  std::printf("model: %.3f ms (per step max(c, m) + %g min(c, m), c = flops / %g TFLOP/s, m = bytes / %g GB/s / %g, over a "
+              "small-result factor, + %g us; calibrated, include/tnrt/search.hpp)\n",
+              model_ms, model.overlap, model.peak_tflops, model.bandwidth_gbps, model.memory_efficiency, model.step_overhead_us);
   std::printf("roofline: %.3f ms (per step max(flops / %g TFLOP/s, bytes / %g GB/s) + %g us)\n",
               predicted_seconds(p.net, p.tree, model.roofline()) * 1e3,
               model.peak_tflops, model.bandwidth_gbps, model.step_overhead_us);

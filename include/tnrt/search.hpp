@@ -24,41 +24,43 @@ namespace tnrt {
 /// step times. A binary step of U multiply-adds that reads A and B elements and writes D takes
 ///   (max(c, m) + overlap * min(c, m)) / p + step_overhead
 ///   c   = U * flops_per_multiply_add / peak / e_c, m = (A + B + D) * bytes / bandwidth / memory_efficiency
-///         (overlap 0, the default: a roofline; 1: compute and memory do not overlap at all)
+///         (overlap 0: a roofline; 1: compute and memory do not overlap at all)
 ///   e_c = 1 / (1 + gemm_tile / min(m, n)), m = U / B and n = U / A (the free sizes of each side: a
 ///         skinny GEMM wastes its tiles; a unary step has no such term)
 ///   p   = min(1, D / parallel_elements) ^ parallel_exponent for D > 1 (a small result over a long
 ///         sum leaves most of the GPU idle; a full reduction to a scalar is exempt)
 /// and a tree takes the sum over its steps. The defaults are the H200's measured figures for f32:
 /// 4250 GB/s copy bandwidth and a 50.7 TFLOP/s GEMM peak (docs/results.md), about 2 us a step (a
-/// compiled step's launch and gaps), and the four calibration terms fitted by least squares on the
-/// log time of 982 profiled steps of tnrt compiled (bench/paths/calibrate.py; the figures and the
-/// command in bench/results/2026-12-03-h200-calibration). roofline() turns the calibration terms off
-/// (gemm_tile 0, parallel_elements 0, memory_efficiency 1, overlap 0). for_dtype scales the bytes and the flops of a
-/// multiply-add (8 real flops for a complex one); the peak stays the f32 figure (no other was measured).
+/// compiled step's launch and gaps), and the calibration terms fitted by least squares on the log
+/// time of 982 profiled steps of tnrt compiled (bench/paths/calibrate.py --overlap; the figures and
+/// the command in bench/results/2026-12-03-cpu-model-overlap): overlap 2.03 with gemm_tile 0 (median
+/// |log error| 0.20 against 0.29 for the fit without the overlap term, tile_fit()). roofline()
+/// turns the calibration terms off (gemm_tile 0, parallel_elements 0, memory_efficiency 1, overlap
+/// 0). for_dtype scales the bytes and the flops of a multiply-add (8 real flops for a complex one);
+/// the peak stays the f32 figure (no other was measured).
 struct cost_model {
   double bytes_per_element = 4;
   double flops_per_multiply_add = 2;
   double peak_tflops = 50.7;
   double bandwidth_gbps = 4250;
   double step_overhead_us = 2.0;
-  double gemm_tile = 33.3;
-  double parallel_elements = 5.16e6;
-  double parallel_exponent = 0.32;
-  double memory_efficiency = 0.64;
-  /// Off by default. Fitted with the other terms (bench/paths/calibrate.py --overlap) it came out at 2.0,
-  /// with gemm_tile 0: a smaller error on the 982 profiled steps (median |log error| 0.20 against
-  /// 0.29) and 77 of 88 path pairs ordered against 75. It has not been measured end to end yet
-  /// (bench/paths/model_paths.cpp writes the paths to measure).
-  double overlap = 0;
+  double gemm_tile = 0;
+  double parallel_elements = 3.05e6;
+  double parallel_exponent = 0.325;
+  double memory_efficiency = 0.864;
+  /// Fitted with the other terms (bench/paths/calibrate.py --overlap): 77 of 88 path pairs ordered
+  /// as measured, against 75 for tile_fit(). Measured end to end on the H200 (2026-12-03,
+  /// bench/results/2026-12-03-h200-pathab): the paths its search finds are 1.06x faster in geometric
+  /// mean over 29 networks (qaoa-p4 9.07 -> 6.60 ms, lm-sliding-d2 2.07 -> 1.44 ms).
+  double overlap = 2.03;
 
   [[nodiscard]] static cost_model for_dtype(dtype type);
   /// This model with the calibration terms off: the plain roofline of its peak, bandwidth and overhead.
   [[nodiscard]] cost_model roofline() const noexcept;
-  /// This model with the calibration fitted with the overlap term (bench/paths/calibrate.py --overlap
-  /// on the same 982 steps): gemm_tile 0, parallel_elements 3.05e6, parallel_exponent 0.325,
-  /// memory_efficiency 0.864, overlap 2.03.
-  [[nodiscard]] cost_model overlap_fit() const noexcept;
+  /// This model with the calibration fitted without the overlap term (bench/paths/calibrate.py on
+  /// the same 982 steps; auto's model until 2026-12-03): gemm_tile 33.3 (a skinny GEMM's wasted
+  /// tiles), parallel_elements 5.16e6, parallel_exponent 0.32, memory_efficiency 0.64, overlap 0.
+  [[nodiscard]] cost_model tile_fit() const noexcept;
   /// Seconds of one step of `multiply_adds` that reads `lhs` and `rhs` elements (rhs 0: a unary
   /// step) and writes `out`: the calibrated model above.
   [[nodiscard]] double step_seconds(double multiply_adds, double lhs, double rhs, double out) const noexcept;
@@ -113,12 +115,12 @@ struct search_options {
   /// calibrated model itself scores better; bench/results/2026-12-03-h200-calibration). The time
   /// bound holds for each search, so the whole may take twice max_seconds.
   bool roofline_search = false;
-  /// also search under model.overlap_fit() (the overlap term's calibration, reconf_leaves as set)
-  /// and keep that path when `model` scores it lower, as roofline_search does. Off, also in
-  /// auto: it would change 6 of the suite's paths (qaoa-p4's model time 7.96 -> 5.88 ms), and those
-  /// have not been measured end to end yet (bench/results/2026-12-03-cpu-model-overlap;
-  /// bench/paths/path_ab.py measures them).
-  bool overlap_search = false;
+  /// also search under model.tile_fit() (the calibration without the overlap term, reconf_leaves as
+  /// set) and keep that path when `model` scores it lower, as roofline_search does. On in auto: of
+  /// 29 suite networks measured both ways on the H200, the tile fit's path was the faster on
+  /// rqc-5x5-c16 (2.33 against 2.52 ms) and mpo-heis-L32, and the default model scores it lower
+  /// there too (bench/results/2026-12-03-h200-pathab).
+  bool tile_search = false;
 };
 
 struct search_result {
@@ -133,7 +135,8 @@ struct search_result {
 
 /// The options of path_optimizer::automatic (the CLI's and Python's "auto"): the cost model of
 /// `type`, seed 0, 16 greedy and 8 partitioning trials, reconfiguration of subtrees of up to 10 leaves
-/// to a fixed point, the roofline's search beside (roofline_search), and a 10 s cap per search that
+/// to a fixed point, the roofline's and the tile fit's searches beside (roofline_search,
+/// tile_search), and a 10 s cap per search that
 /// only a network of many thousands of tensors reaches (the result is deterministic below it). The
 /// reference network (550 tensors) takes about 6 s on the dev machine; 10 leaves instead of 8 found
 /// paths of 0.67x and 0.55x the model time there and on the QAOA p=4 network

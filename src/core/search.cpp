@@ -590,7 +590,7 @@ cost_model calibrated(cost_model m, double gemm_tile, double parallel_elements, 
 
 cost_model cost_model::roofline() const noexcept { return calibrated(*this, 0, 0, parallel_exponent, 1, 0); }
 
-cost_model cost_model::overlap_fit() const noexcept { return calibrated(*this, 0, 3.05e6, 0.325, 0.864, 2.03); }
+cost_model cost_model::tile_fit() const noexcept { return calibrated(*this, 33.3, 5.16e6, 0.32, 0.64, 0); }
 
 double cost_model::step_seconds(double multiply_adds, double lhs, double rhs, double out) const noexcept {
   double compute = multiply_adds * flops_per_multiply_add / (peak_tflops * 1e12);
@@ -610,6 +610,7 @@ search_options automatic_search_options(dtype type) {
   opt.max_trials = 16;
   opt.reconf_leaves = 10;
   opt.roofline_search = true;
+  opt.tile_search = true;
   opt.max_seconds = 10.0;
   return opt;
 }
@@ -619,7 +620,7 @@ search_result search_one(const network& net, const search_options& opt);
 }  // namespace
 
 // The search under opt.model, and beside it one under the plain roofline (roofline_search) and one
-// under the overlap fit (overlap_search), each path kept when opt.model scores it lower.
+// under the fit without the overlap term (tile_search), each path kept when opt.model scores it lower.
 search_result search_path(const network& net, const search_options& opt) {
   search_result r = search_one(net, opt);
   if (opt.objective != search_objective::model || net.inputs.size() <= 2) return r;
@@ -627,7 +628,7 @@ search_result search_path(const network& net, const search_options& opt) {
     search_options o = opt;
     o.model = other;
     o.reconf_leaves = std::min(opt.reconf_leaves, leaves);
-    o.roofline_search = o.overlap_search = false;
+    o.roofline_search = o.tile_search = false;
     search_result b = search_one(net, o);
     const double b_model = predicted_seconds(net, tree_from_linear_path(net, b.path), opt.model);
     const double seconds = r.seconds + b.seconds;
@@ -641,7 +642,7 @@ search_result search_path(const network& net, const search_options& opt) {
     r.partition_trials = partition;
   };
   if (opt.roofline_search) beside(opt.model.roofline(), 8);
-  if (opt.overlap_search) beside(opt.model.overlap_fit(), opt.reconf_leaves);
+  if (opt.tile_search) beside(opt.model.tile_fit(), opt.reconf_leaves);
   return r;
 }
 

@@ -10,7 +10,7 @@ field() { awk -v k="$1:" '$1 == k { print $2; exit }' "$tmp/out"; }
 tnrt inspect "$reference" --write-path "$tmp/ref-path.json"
 check "write-path exits 0" test "$rc" == 0
 model=$(field model)
-check "model line: the tree's predicted ms ($model)" near "$model" 7.852 0.01
+check "model line: the tree's predicted ms ($model)" near "$model" 6.877 0.01
 check "roofline line: the tree's roofline ms ($(field roofline))" near "$(field roofline)" 5.405 0.01
 check "the written path has 549 steps" python3 -c "import json,sys; d=json.load(open('$tmp/ref-path.json')); sys.exit(not (len(d['path']) == 549 and abs(d['log2_flops'] - 33.18) < 0.01))"
 tnrt inspect "$reference" --path-file "$tmp/ref-path.json"
