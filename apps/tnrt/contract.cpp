@@ -53,7 +53,7 @@ constexpr option_spec contract_specs[] = {
     {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
     {"ranks", true},        {"schedule", true},
     {"distributed", false}, {"launch", true},     {"rendezvous", true},  {"collective-timeout", true},
-    {"parallel-slices", true}, {"algo-timing", true}, {"gemm", true}, {"gemm-workspace", true}, {"precision", true}, {"branches", true}, {"split-sums", true},
+    {"parallel-slices", true}, {"algo-timing", true}, {"gemm", true}, {"gemm-copies", true}, {"gemm-workspace", true}, {"precision", true}, {"branches", true}, {"split-sums", true},
 };
 
 constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
@@ -103,6 +103,9 @@ GPU knobs:
   --gemm auto|on|off         compiled: a step that is one (strided-batched) GEMM by strides is timed through
                              cuBLAS too, full precision, and runs there when faster (auto, the default);
                              on: through cuBLAS wherever it is one GEMM; off: cuTENSOR only
+  --gemm-copies auto|on|off  compiled: a step that is no GEMM as it lies, compute-heavy (16 multiply-adds
+                             per element copied, 50 us), is timed as copies of the operands in its way and
+                             one cuBLAS GEMM too (auto, the default); on: that way wherever it can; off: never
   --gemm-workspace BYTES     compiled: cuBLAS's workspace on each GEMM step of at least 2^22 multiply-adds
                              (default 0: the cuTENSOR plan's; 32M is cuBLAS's recommendation on Hopper)
   --static-inputs            compiled: the inputs written once into the program's own buffers and every
@@ -434,6 +437,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.autotune = a.has("autotune");
   o.library_algos = a.choice_or("algo-timing", "auto", {"auto", "off"}) == "auto" ? kernel_choice::automatic : kernel_choice::never;
   o.gemm_lowering = choice_knob(a, "gemm");
+  o.gemm_copies = choice_knob(a, "gemm-copies");
   o.gemm_workspace_bytes = a.bytes_or("gemm-workspace", o.gemm_workspace_bytes);
   o.concurrent_branches = choice_knob(a, "branches");
   o.split_sums = choice_knob(a, "split-sums");
@@ -604,6 +608,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                                 : opt.compute_precision == precision::tf32x3 ? "tf32x3"
                                                                              : "full"},
                   {"gemm", knob_name(opt.gemm_lowering)},
+                  {"gemm_copies", knob_name(opt.gemm_copies)},
                   {"gemm_workspace_bytes", opt.gemm_workspace_bytes},
                   {"branches", knob_name(opt.concurrent_branches)},
                   {"split_sums", knob_name(opt.split_sums)},
@@ -1064,6 +1069,7 @@ int run_contract(std::span<char* const> argv) {
   (void)a.int_or("plan-cache", 0, 0, 1 << 24);
   (void)a.choice_or("algo-timing", "auto", {"auto", "off"});
   (void)a.choice_or("gemm", "auto", {"auto", "on", "off"});
+  (void)a.choice_or("gemm-copies", "auto", {"auto", "on", "off"});
   (void)a.bytes_or("gemm-workspace", 0);
   (void)a.int_or("jit-steps", 0, 0, 1 << 16);
   (void)a.choice_or("branches", "auto", {"auto", "on", "off"});

@@ -90,6 +90,15 @@ struct options {
   /// runs there when that is faster (`automatic`, the default); `always`: through cuBLAS wherever it
   /// is one GEMM (tests); `never`: cuTENSOR only. Without cuBLAS on the machine, cuTENSOR only.
   kernel_choice gemm_lowering = kernel_choice::automatic;
+  /// Compiled, with cuBLAS there and gemm_lowering not `never`: a library step that is no GEMM as it
+  /// lies, of at least 16 multiply-adds per element its copies move and 50 us, is also timed as one
+  /// GEMM after copying the operands that keep it from the form (lower_to_gemm_with_copies:
+  /// cuTENSOR permutations into a scratch buffer, cuBLAS, then D's copy into place), and runs that
+  /// way when 3% faster (`automatic`, the default). One scratch buffer holds the largest chosen
+  /// step's copies; a step is tried only when its copies take at most an eighth of the arena and fit
+  /// the memory limit. `always`: that way wherever such a form exists and fits (tests); `never`: not
+  /// tried.
+  kernel_choice gemm_copies = kernel_choice::automatic;
   /// Compiled: the workspace each GEMM step of at least 2^22 multiply-adds gets when cuBLAS may run
   /// it, in place of the cuTENSOR plan's (most often none). A workspace lives at its step only, in
   /// the arena; when these workspaces would push the program over its memory limit, each step keeps

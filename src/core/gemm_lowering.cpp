@@ -127,6 +127,113 @@ std::optional<gemm_form> lower_to_gemm(const lowered_step& s) {
   return std::nullopt;
 }
 
+std::optional<gemm_with_copies> lower_to_gemm_with_copies(const lowered_step& s) {
+  if (s.kind != lowered_kind::contraction || lower_to_gemm(s)) return std::nullopt;
+  const strided_operand* ops[3] = {&s.a, &s.b, &s.d};
+  // Each mode of extent > 1: its extent, its stride in each operand, and its group.
+  enum group { batch, m, n, k };
+  struct mode_info {
+    i64 extent = 1;
+    i64 s[3] = {0, 0, 0};
+    bool in[3] = {false, false, false};
+  };
+  std::vector<mode_info> modes;
+  for (int op = 0; op < 3; ++op) {
+    const strided_operand& o = *ops[op];
+    for (std::size_t i = 0; i < o.modes.size(); ++i) {
+      if (o.extents[i] == 1) continue;
+      if (o.strides[i] == 0) return std::nullopt;
+      const auto id = static_cast<std::size_t>(o.modes[i]);
+      if (id >= modes.size()) modes.resize(id + 1);
+      if (modes[id].in[op]) return std::nullopt;
+      modes[id].extent = o.extents[i];
+      modes[id].s[op] = o.strides[i];
+      modes[id].in[op] = true;
+    }
+  }
+  std::vector<int> group_of(modes.size(), -1);
+  std::int64_t elements[3] = {1, 1, 1};
+  for (std::size_t id = 0; id < modes.size(); ++id) {
+    const mode_info& md = modes[id];
+    const bool a = md.in[0], b = md.in[1], d = md.in[2];
+    if (!a && !b && !d) continue;
+    if (a && b && d) {
+      group_of[id] = batch;
+    } else if (a && d && !b) {
+      group_of[id] = m;
+    } else if (b && d && !a) {
+      group_of[id] = n;
+    } else if (a && b && !d) {
+      group_of[id] = k;
+    } else {
+      return std::nullopt;
+    }
+    for (int op = 0; op < 3; ++op)
+      if (md.in[op]) {
+        if (elements[op] > std::numeric_limits<i64>::max() / md.extent) return std::nullopt;
+        elements[op] *= md.extent;
+      }
+  }
+  // Which operands hold each group, and the copies' group sequences (fastest first).
+  constexpr int holders[4][3] = {{2, 0, 1}, {2, 0, -1}, {2, 1, -1}, {0, 1, -1}};  // batch, m, n, k
+  constexpr int sequence[3][3] = {{m, k, batch}, {k, n, batch}, {m, n, batch}};     // A, B, D
+
+  // The sets of copied operands (bit 0 A, 1 B, 2 D) by elements copied, then by copies.
+  std::vector<int> sets{1, 2, 3, 4, 5, 6, 7};
+  const auto cost = [&](int set) {
+    i64 e = 0;
+    for (int op = 0; op < 3; ++op)
+      if ((set >> op & 1) != 0) e += elements[op];
+    return e;
+  };
+  std::stable_sort(sets.begin(), sets.end(), [&](int x, int y) {
+    const i64 cx = cost(x), cy = cost(y);
+    return cx != cy ? cx < cy : __builtin_popcount(static_cast<unsigned>(x)) < __builtin_popcount(static_cast<unsigned>(y));
+  });
+  for (const int set : sets) {
+    const auto copied = [&](int op) { return (set >> op & 1) != 0; };
+    // Each group's modes in the memory order of the first operand holding it that stays (else of
+    // the first holding it at all, so a copy keeps what order it can).
+    std::vector<std::vector<std::size_t>> order(4);
+    for (int g = 0; g < 4; ++g) {
+      int ref = -1;
+      for (int h : holders[g])
+        if (h >= 0 && !copied(h)) {
+          ref = h;
+          break;
+        }
+      if (ref < 0) ref = holders[g][0];
+      for (std::size_t id = 0; id < modes.size(); ++id)
+        if (group_of[id] == g) order[static_cast<std::size_t>(g)].push_back(id);
+      std::stable_sort(order[static_cast<std::size_t>(g)].begin(), order[static_cast<std::size_t>(g)].end(),
+                       [&](std::size_t x, std::size_t y) { return modes[x].s[ref] < modes[y].s[ref]; });
+    }
+    gemm_with_copies r;
+    r.step = s;
+    strided_operand* out[3] = {&r.step.a, &r.step.b, &r.step.d};
+    for (int op = 0; op < 3; ++op) {
+      r.elements[op] = elements[op];
+      if (!copied(op)) continue;
+      r.copied[op] = true;
+      std::vector<i64> stride_of(modes.size(), 0);
+      i64 acc = 1;
+      for (int g : sequence[op])
+        for (std::size_t id : order[static_cast<std::size_t>(g)]) {
+          stride_of[id] = acc;
+          acc *= modes[id].extent;
+        }
+      strided_operand& o = *out[op];
+      for (std::size_t i = 0; i < o.modes.size(); ++i)
+        o.strides[i] = o.extents[i] == 1 ? acc : stride_of[static_cast<std::size_t>(o.modes[i])];
+    }
+    if (const std::optional<gemm_form> g = lower_to_gemm(r.step)) {
+      r.gemm = *g;
+      return r;
+    }
+  }
+  return std::nullopt;
+}
+
 template <class T>
 void evaluate_gemm(const gemm_form& g, const T* a, const T* b, T* d) {
   const T* x = g.swapped ? b : a;

@@ -29,6 +29,23 @@ struct gemm_form {
 /// merge, extents past 32-bit int). k may be 1 (an outer product) and m, n or batch may be 1.
 std::optional<gemm_form> lower_to_gemm(const lowered_step& s);
 
+/// A contraction step as one GEMM after copying the operands that keep it from the form into dense
+/// buffers of their own (transpose-transpose-GEMM-transpose): A and B are copied before the GEMM,
+/// and D is written to its copy and copied into place after it. Of the sets of operands whose
+/// copies give a form, the one of the fewest elements copied.
+struct gemm_with_copies {
+  gemm_form gemm;                          // over the operands as the GEMM sees them: copies where copied
+  lowered_step step;                       // the step with each copied operand's strides replaced by its copy's
+  bool copied[3] = {false, false, false};  // A, B, D
+  std::int64_t elements[3] = {0, 0, 0};    // each operand's element count (a copy's size)
+};
+
+/// The form with copies, or nothing when the step is one GEMM as it lies (lower_to_gemm) or when no
+/// copy helps (reductions, a mode summed in one operand only or of D alone, a mode repeated in an
+/// operand, extents past 32-bit int). A copy's layout: A as (m, k, batch), B as (k, n, batch), D as
+/// (m, n, batch), first fastest, each group's modes in the order of an operand that is not copied.
+std::optional<gemm_with_copies> lower_to_gemm_with_copies(const lowered_step& s);
+
 /// Reference evaluation of the GEMM form on host memory (tests): C = op(X) op(Y) per batch, with
 /// x = the step's A (or B when swapped), written to d.
 template <class T>

@@ -43,9 +43,11 @@ compiled_program::compiled_program(engine& eng, const problem& p, std::size_t re
   allocate();
   build_ops(p, choices, lay);
   critical_ops_ = static_cast<int>(ops_.size());  // one chain, until plan_lanes says otherwise
+  const bool copies = opt_.gemm_copies != kernel_choice::never && opt_.gemm_lowering != kernel_choice::never && eng_->blas() != nullptr;
   if (tiled_choice_automatic_ || opt_.library_algos == kernel_choice::automatic || (gemm_candidates_ > 0 && opt_.gemm_lowering == kernel_choice::automatic) ||
-      (opt_.jit_steps > 0 && !opt_.jit))
-    choose_kernels_by_timing(p, choices);
+      (opt_.jit_steps > 0 && !opt_.jit) || copies)
+    choose_kernels_by_timing(p, choices, reserve_bytes, limit_bytes);
+  place_copies();
   if (opt_.use_graph) capture();
   compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -606,7 +608,7 @@ void compiled_program::launch_io(std::span<const void* const> srcs, void* out, c
 
 // Times each step that tnrt's own kernel can take both ways, on the program's own buffers (their
 // contents do not matter to the speed), and keeps the faster. Compile time only: it synchronizes.
-void compiled_program::choose_kernels_by_timing(const problem& p, const step_choices& c) {
+void compiled_program::choose_kernels_by_timing(const problem& p, const step_choices& c, std::size_t reserve_bytes, std::size_t limit_bytes) {
   stream_timer timer;
   cudaStream_t st = eng_->stream();
   auto time_op = [&](const op& o) {
@@ -637,10 +639,21 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
 
   // Then each library step (those the tiled kernel did not win included): cuTENSOR's algorithms,
   // the fastest plan whose workspace fits where the memory plan put the step's workspace (a larger
-  // one would overlap other buffers), and the step as one cuBLAS GEMM, which runs in the same
-  // workspace. A candidate replaces the kept one only when at least 3% faster.
+  // one would overlap other buffers), the step as one cuBLAS GEMM, which runs in the same
+  // workspace, and the step as one GEMM after copies (options::gemm_copies), whose scratch is
+  // a block of its own. A candidate replaces the kept one only when at least 3% faster.
   const bool time_algos = opt_.library_algos == kernel_choice::automatic;
   const bool time_gemm = opt_.gemm_lowering == kernel_choice::automatic;
+  const kernel_choice copies = opt_.gemm_lowering == kernel_choice::never || opt_.gemm_copies == kernel_choice::never ||
+                                       eng_->blas() == nullptr || (opt_.compute_precision == precision::tf32x3 && !is_double(type_))
+                                   ? kernel_choice::never
+                                   : opt_.gemm_copies;
+  // Copies are timed on steps of at least this many multiply-adds per element they move and this
+  // many milliseconds: each step is timed alone, its operands warm in L2, which flatters the
+  // copies of small operands (mps-overlap-n24, steps of about 20 us: 5 steps chose copies and the
+  // program went from 0.346 to 0.415 ms; bench/results/2026-12-03-h200-gemm-copies).
+  constexpr double copies_min_intensity = 16;
+  constexpr float copies_min_ms = 0.05F;
   constexpr float jit_min_ms = 0.02F;  // a JIT kernel is tried only on steps at least this slow
   std::vector<std::pair<float, op*>> timed;  // library steps and their best time, for the JIT pass
   for (op& o : ops_) {
@@ -648,7 +661,12 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
     const lowered_step& low = c.plan.lowered[static_cast<std::size_t>(o.step)];
     if (low.kind != lowered_kind::contraction) continue;
     const bool gemm = time_gemm && o.gemm.has_value();
-    if (!time_algos && !gemm && (opt_.jit_steps <= 0 || opt_.jit)) continue;
+    if (!time_algos && !gemm && (opt_.jit_steps <= 0 || opt_.jit) && copies == kernel_choice::never) continue;
+    if (copies == kernel_choice::always && !o.gemm && prepare_copies(o, low) && fits(reserve_bytes + o.copy_bytes, limit_bytes)) {
+      o.use_copies = true;  // `always` (tests): no timing
+      ++copies_chosen_;
+      continue;
+    }
     float best = time_op(o);
     if (time_algos) {
       std::shared_ptr<device::library_plan> keep = o.plan;
@@ -686,6 +704,33 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
         best = t;
       }
     }
+    if (copies == kernel_choice::automatic && !o.gemm && best >= copies_min_ms && prepare_copies(o, low)) {
+      const gemm_form& g = o.copies->gemm;
+      const double madds = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) * static_cast<double>(g.batch);
+      double moved = 0;
+      for (int i = 0; i < 3; ++i)
+        if (o.copies->copied[i]) moved += static_cast<double>(o.copies->elements[i]);
+      if (madds >= copies_min_intensity * moved && o.copy_bytes <= mplan_.arena_bytes / 8 && fits(reserve_bytes + o.copy_bytes, limit_bytes)) {
+        float t = 1e30F;
+        try {
+          device::pool_block scratch(eng_->pool(), o.copy_bytes, eng_->stream_handle());
+          point_copies(o, scratch.get());
+          o.use_copies = true;
+          t = time_op(o);
+        } catch (const error&) {
+          (void)cudaGetLastError();  // no memory for the scratch, or cuBLAS refused: the plan stays
+        }
+        o.use_copies = t < best * 0.97F;
+        if (o.use_copies) {
+          ++copies_chosen_;
+          best = t;
+        }
+      }
+      if (!o.use_copies) {
+        o.copies.reset();
+        for (auto& cp : o.copy_plans) cp.reset();
+      }
+    }
     if (best >= jit_min_ms) timed.emplace_back(best, &o);
   }
 
@@ -705,18 +750,72 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
     }
     if (alt->workspace_bytes() > o.workspace_bytes) continue;
     const std::shared_ptr<device::library_plan> kept_plan = o.plan;
-    const bool kept_gemm = o.use_gemm;
+    const bool kept_gemm = o.use_gemm, kept_copies = o.use_copies;
     o.plan = alt;
-    o.use_gemm = false;
+    o.use_gemm = o.use_copies = false;
     const float t = time_op(o);
     if (t < best * 0.97F) {
       o.jit = true;
       ++jit_chosen_;
+      if (kept_copies) --copies_chosen_;
     } else {
       o.plan = kept_plan;
       o.use_gemm = kept_gemm;
+      o.use_copies = kept_copies;
     }
   }
+}
+
+bool compiled_program::prepare_copies(op& o, const lowered_step& low) {
+  o.copies = lower_to_gemm_with_copies(low);
+  if (!o.copies) return false;
+  const std::size_t elem = size_of(type_);
+  o.copy_bytes = 0;
+  o.copy_workspace_bytes = 0;
+  const strided_operand* from[3] = {&low.a, &low.b, &low.d};
+  const strided_operand* to[3] = {&o.copies->step.a, &o.copies->step.b, &o.copies->step.d};
+  try {
+    for (int i = 0; i < 3; ++i) {
+      if (!o.copies->copied[i]) continue;
+      // A and B are copied into their layouts; D's copy (the GEMM's result) is copied out of it.
+      lowered_step perm;
+      perm.kind = lowered_kind::reduction;
+      perm.a = i < 2 ? *from[i] : *to[i];
+      perm.d = i < 2 ? *to[i] : *from[i];
+      o.copy_plans[i] = eng_->plan(perm, type_);
+      o.copy_workspace_bytes = std::max<std::size_t>(o.copy_workspace_bytes, o.copy_plans[i]->workspace_bytes());
+      o.copy_bytes += aligned(static_cast<std::size_t>(o.copies->elements[i]) * elem);
+    }
+  } catch (const error&) {
+    o.copies.reset();
+    for (auto& cp : o.copy_plans) cp.reset();
+    return false;
+  }
+  o.copy_bytes += aligned(o.copy_workspace_bytes);  // the copies' workspace, after the copies
+  ++copies_tried_;
+  return true;
+}
+
+// The copies of `o` from `base` (A, B, D, then the copies' workspace).
+void compiled_program::point_copies(op& o, void* base) const {
+  auto* at = static_cast<unsigned char*>(base);
+  for (int i = 0; i < 3; ++i) {
+    o.copy_ptr[i] = nullptr;
+    if (!o.copy_plans[i]) continue;
+    o.copy_ptr[i] = at;
+    at += aligned(static_cast<std::size_t>(o.copies->elements[i]) * size_of(type_));
+  }
+  o.copy_workspace = o.copy_workspace_bytes > 0 ? at : nullptr;
+}
+
+void compiled_program::place_copies() {
+  copies_bytes_ = 0;
+  for (const op& o : ops_)
+    if (o.use_copies) copies_bytes_ = std::max(copies_bytes_, o.copy_bytes);
+  if (copies_bytes_ == 0) return;
+  copies_ = device::pool_block(eng_->pool(), copies_bytes_, eng_->stream_handle());
+  for (op& o : ops_)
+    if (o.use_copies) point_copies(o, copies_.get());
 }
 
 // The one switch over what an op runs.
@@ -727,6 +826,16 @@ void compiled_program::enqueue_op(const op& o, cudaStream_t stream) {
     launch_tiled(type_, o.tiled_rec, stream);
   } else if (o.use_gemm) {
     eng_->blas()->gemm(*o.gemm, type_, o.a, o.b, o.d, o.workspace, o.workspace_bytes, stream);
+  } else if (o.use_copies) {
+    const void* x[2] = {o.a, o.b};
+    for (int i = 0; i < 2; ++i) {
+      if (!o.copy_plans[i]) continue;
+      eng_->enqueue(*o.copy_plans[i], x[i], nullptr, o.copy_ptr[i], o.copy_workspace, o.copy_workspace_bytes, stream);
+      x[i] = o.copy_ptr[i];
+    }
+    void* d = o.copy_plans[2] ? o.copy_ptr[2] : o.d;
+    eng_->blas()->gemm(o.copies->gemm, type_, x[0], x[1], d, o.workspace, o.workspace_bytes, stream);
+    if (o.copy_plans[2]) eng_->enqueue(*o.copy_plans[2], d, nullptr, o.d, o.copy_workspace, o.copy_workspace_bytes, stream);
   } else if (!o.plan) {
     TNRT_CUDA(cudaMemcpyAsync(o.d, o.a, o.d_bytes, cudaMemcpyDeviceToDevice, stream));
   } else {
@@ -757,6 +866,7 @@ compiled_program::lane_capture compiled_program::plan_lanes() {
     };
     x.reads = {range(o.a, o.a_bytes), range(o.b, o.b_bytes)};
     x.writes = {range(o.d, o.d_bytes), range(o.workspace, o.workspace_bytes)};
+    if (o.use_copies) x.writes.push_back(range(copies_.get(), copies_bytes_));  // the shared scratch
   }
   lane_capture c;
   c.schedule = schedule_lanes(op_dependencies(access), max_lanes);
@@ -811,7 +921,7 @@ std::vector<std::string> compiled_program::op_kernels() const {
       s += r.vec_kind == tiled_run_values ? " runs-values" : r.vec_kind == tiled_run_coefs ? " runs-coefs" : r.reuse != 0 ? " reuse" : "";
       out.push_back(s);
     } else {
-      out.emplace_back(o.use_gemm ? "cublas" : o.jit ? "library jit" : o.plan ? "library" : "copy");
+      out.emplace_back(o.use_gemm ? "cublas" : o.use_copies ? "cublas copies" : o.jit ? "library jit" : o.plan ? "library" : "copy");
     }
   }
   return out;
@@ -843,7 +953,7 @@ bool compiled_program::order_on(cudaStream_t stream) {
   TNRT_CUDA(cudaEventRecord(switch_event_.get(), last_stream_));
   TNRT_CUDA(cudaStreamWaitEvent(stream, switch_event_.get(), 0));
   last_stream_ = stream;
-  for (device::pool_block* b : {&input_block_, &arena_, &scratch_, &table_}) b->set_stream(stream);
+  for (device::pool_block* b : {&input_block_, &arena_, &scratch_, &table_, &copies_}) b->set_stream(stream);
   return true;
 }
 

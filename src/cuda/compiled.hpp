@@ -116,7 +116,9 @@ class compiled_program {
   [[nodiscard]] std::size_t workspace_bytes() const noexcept { return workspace_bytes_; }
   /// The plan's lower bound counting tensors only (plan().lower_bound_bytes counts workspaces too).
   [[nodiscard]] std::size_t tensor_bound_bytes() const noexcept { return tensor_bound_bytes_; }
-  [[nodiscard]] std::size_t device_bytes() const noexcept { return mplan_.arena_bytes + inputs_total_ + scratch_bytes_ + table_bytes_; }
+  [[nodiscard]] std::size_t device_bytes() const noexcept {
+    return mplan_.arena_bytes + inputs_total_ + scratch_bytes_ + table_bytes_ + copies_bytes_;
+  }
   [[nodiscard]] std::size_t inputs_bytes() const noexcept { return inputs_total_; }
   [[nodiscard]] std::size_t scratch_bytes() const noexcept { return scratch_bytes_ + table_bytes_; }
   [[nodiscard]] const fusion_plan& fusion() const noexcept { return fusion_; }
@@ -139,6 +141,12 @@ class compiled_program {
   /// left them the plan's), and library steps that run a JIT plan timing chose (options::jit_steps).
   [[nodiscard]] int gemm_workspaces() const noexcept { return gemm_workspaces_; }
   [[nodiscard]] int jit_chosen() const noexcept { return jit_chosen_; }
+  /// Library steps that run as copies and one cuBLAS GEMM (options::gemm_copies), and the bytes of
+  /// the scratch they share.
+  [[nodiscard]] int copies_chosen() const noexcept { return copies_chosen_; }
+  /// Library steps that had a form with copies whose plans were made (tried or, `always`, taken).
+  [[nodiscard]] int copies_tried() const noexcept { return copies_tried_; }
+  [[nodiscard]] std::size_t copies_bytes() const noexcept { return copies_bytes_; }
   /// Launches per run: the fused one (if any) plus one per library step.
   [[nodiscard]] std::size_t launches() const noexcept { return ops_.size(); }
   [[nodiscard]] bool uses_graph() const noexcept { return exec_ != nullptr; }
@@ -175,6 +183,16 @@ class compiled_program {
     int step = -1;  // the tree step (library and tiled ops)
     std::optional<gemm_form> gemm;  // the step as one GEMM, when it is one and cuBLAS is there
     bool use_gemm = false;          // run through cuBLAS instead of the plan
+    /// The step as one GEMM after copies of operands (options::gemm_copies), when it is tried: the
+    /// copies' plans (cuTENSOR reductions that sum nothing: permutations; null for an operand not
+    /// copied), where the copies go, and their bytes together.
+    std::optional<gemm_with_copies> copies;
+    std::shared_ptr<device::library_plan> copy_plans[3];
+    void* copy_ptr[3] = {nullptr, nullptr, nullptr};
+    void* copy_workspace = nullptr;  // the copies' plans' workspace, after the copies
+    std::size_t copy_workspace_bytes = 0;
+    std::size_t copy_bytes = 0;  // the copies and their workspace (aligned)
+    bool use_copies = false;  // run as copies and a cuBLAS GEMM instead of the plan
     bool jit = false;               // the plan is a cuTENSOR JIT plan that timing chose (options::jit_steps)
     const small_step_record* fused_records = nullptr;  // the fused launch of absorbed small steps
     const int* fused_begin = nullptr;
@@ -225,7 +243,13 @@ class compiled_program {
   lane_capture plan_lanes();
   void enqueue_lanes(cudaStream_t stream, const lane_capture& c);
   void enqueue_op(const op& o, cudaStream_t stream);
-  void choose_kernels_by_timing(const problem& p, const step_choices& c);
+  void choose_kernels_by_timing(const problem& p, const step_choices& c, std::size_t reserve_bytes, std::size_t limit_bytes);
+  /// Sets up o.copies, its plans and its bytes for a GEMM with copies of `low` (options::gemm_copies);
+  /// false when the step has no such form or its copies' plans need more workspace than o has.
+  bool prepare_copies(op& o, const lowered_step& low);
+  /// Points the chosen copies at one scratch block as large as the largest (copies_).
+  void place_copies();
+  void point_copies(op& o, void* base) const;
 
   engine* eng_;
   options opt_;  // the engine's, with the layout this program was compiled under
@@ -248,7 +272,9 @@ class compiled_program {
   std::size_t table_bytes_ = 0;
   fusion_plan fusion_;
   std::vector<int> op_steps_;
-  int tiled_chosen_ = 0, tiled_rejected_ = 0, algos_changed_ = 0, gemm_candidates_ = 0, gemm_chosen_ = 0, jit_chosen_ = 0;
+  int tiled_chosen_ = 0, tiled_rejected_ = 0, algos_changed_ = 0, gemm_candidates_ = 0, gemm_chosen_ = 0, jit_chosen_ = 0, copies_chosen_ = 0, copies_tried_ = 0;
+  device::pool_block copies_;  // the scratch of the steps that run as copies and a GEMM
+  std::size_t copies_bytes_ = 0;
   dtype type_ = dtype::f32;
   std::size_t workspace_bytes_ = 0;
   int gemm_workspaces_ = 0;  // GEMM steps given cuBLAS's workspace by the last plan_buffers

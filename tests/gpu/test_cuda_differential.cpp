@@ -728,6 +728,85 @@ TEST_F(Differential, CompiledGemmWorkspaceAndJit) {
   EXPECT_GT(arena[1], arena[0]);
 }
 
+// Steps that are no GEMM as they lie, run as copies of operands and one cuBLAS GEMM
+// (options::gemm_copies = always, no timing): on one-step networks whose A (its batch label
+// fastest) or D (the result's batch label fastest) keeps it from the form, and on random networks
+// in all four types and both intermediate layouts; every such step says so in the step profile,
+// and every result matches the CPU engine's. `automatic` on the one-step networks: right whatever
+// timing chose.
+TEST_F(Differential, CompiledGemmWithCopiesMatchesCpu) {
+  struct one_step {
+    const char* expr;
+    bool a, d;  // which operands must be copied
+  };
+  for (const one_step& c : {one_step{"ijb,bjk->bik", true, false}, one_step{"bij,bjk->kib", false, true}}) {
+    for (dtype t : {dtype::f32, dtype::c128}) {
+      for (const kernel_choice how : {kernel_choice::always, kernel_choice::automatic}) {
+        problem p;
+        p.net = parse_expression(c.expr, c.a ? std::vector<std::vector<std::int64_t>>{{48, 96, 8}, {8, 96, 80}}
+                                             : std::vector<std::vector<std::int64_t>>{{8, 48, 96}, {8, 96, 80}});
+        p.tree = tree_from_linear_path(p.net, {{0, 1}});
+        p.type = t;
+        p.source = c.expr;
+        cuda::options opt;
+        opt.gemm_copies = how;
+        opt.time_layouts = false;
+        engine eng(opt);
+        ASSERT_NE(eng.blas(), nullptr) << "cuBLAS did not open: " << eng.blas_note();
+        const auto in = gputest::random_inputs(p, 17, -1.0, 1.0);
+        const host_tensor want = cpu::contract(p, in);
+        cuda::compiled_program prog(eng, p);
+        std::printf("[gemm copies] %s %s %s: %d steps with copies, scratch %zu bytes\n", c.expr, std::string(name_of(t)).c_str(),
+                    how == kernel_choice::always ? "always" : "auto", prog.copies_chosen(), prog.copies_bytes());
+        if (how == kernel_choice::always) {
+          EXPECT_EQ(prog.copies_chosen(), 1) << c.expr;
+          const std::size_t elem = size_of(t);
+          const std::size_t a_bytes = in[0].bytes(), d_bytes = static_cast<std::size_t>(element_count(p.net.shape_of(p.net.output))) * elem;
+          EXPECT_GE(prog.copies_bytes(), (c.a ? a_bytes : 0) + (c.d ? d_bytes : 0)) << "the scratch holds the copies";
+          EXPECT_LT(prog.copies_bytes(), a_bytes + in[1].bytes() + d_bytes + 3 * 256) << "no more than the three operands";
+        }
+        const std::vector<std::string> kernels = prog.op_kernels();
+        EXPECT_EQ(std::count(kernels.begin(), kernels.end(), std::string("cublas copies")), prog.copies_chosen());
+        for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog.input(i), in[i].data(), in[i].bytes());
+        prog.run();
+        const host_tensor got = gputest::download(eng, prog.result(), p.type, p.net.shape_of(p.net.output));
+        EXPECT_LE(gputest::rel_error(got, want), gputest::tolerance(t, 96.0, 64.0)) << c.expr << " " << name_of(t);
+      }
+    }
+  }
+  int chosen = 0, tried = 0;
+  for (const layout_policy pol : {layout_policy::column_major, layout_policy::row_major}) {
+    cuda::options opt;
+    opt.gemm_copies = kernel_choice::always;
+    opt.intermediate_layout = pol;
+    opt.time_layouts = false;
+    opt.fuse_small_steps = false;  // every step a library step
+    opt.tiled_kernel = kernel_choice::never;
+    opt.use_graph = pol == layout_policy::row_major;
+    engine eng(opt);
+    for (dtype t : all_dtypes) {
+      for (const tree_case& c : tree_cases) {
+        std::uint64_t used = 0;
+        const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 500, t, &used);
+        const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+        cuda::compiled_program prog(eng, p);
+        chosen += prog.copies_chosen();
+        tried += prog.copies_tried();
+        const std::vector<std::string> kernels = prog.op_kernels();
+        EXPECT_EQ(std::count(kernels.begin(), kernels.end(), std::string("cublas copies")), prog.copies_chosen());
+        for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog.input(i), in[i].data(), in[i].bytes());
+        prog.run();
+        const host_tensor got = gputest::download(eng, prog.result(), p.type, p.net.shape_of(p.net.output));
+        const double err = gputest::rel_error(got, cpu::contract(p, in));
+        const double tol = gputest::tolerance(t, gputest::longest_sum(p), 256.0);
+        EXPECT_LE(err, tol) << p.source << " " << name_of(t) << ", " << prog.copies_chosen() << " steps with copies";
+      }
+    }
+  }
+  std::printf("[gemm copies] random networks: %d steps with copies (%d with their plans made)\n", chosen, tried);
+  EXPECT_GT(chosen, 0) << "the random networks should have steps that need copies";
+}
+
 // Reduced precision is opt-in: full precision by default; TF32 visibly less accurate on a chain of
 // 512-wide products (still within 2e-2), 3xTF32 near FP32; f64 ignores it.
 TEST_F(Differential, ReducedPrecisionIsOptIn) {

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <complex>
+#include <map>
+#include <set>
 #include <random>
 #include <string>
 
@@ -216,6 +218,126 @@ TEST(GemmLowering, RandomGemmShapedSteps) {
   }
   EXPECT_GT(must, 500);
   EXPECT_GE(accepted, must);
+}
+
+// ---- lower_to_gemm_with_copies -------------------------------------------------------------------
+
+/// Copies operand `o` (extents, strides) from `src` into `dst` at `dst_strides`.
+template <class T>
+void host_copy(const strided_operand& o, const std::vector<i64>& dst_strides, const T* src, T* dst) {
+  const std::vector<i64> from = kerntest::all_offsets(o.extents, o.strides);
+  const std::vector<i64> to = kerntest::all_offsets(o.extents, dst_strides);
+  for (std::size_t i = 0; i < from.size(); ++i) dst[to[i]] = src[from[i]];
+}
+
+/// Runs the form with copies as a program would (copy A and B, GEMM, copy D into place) and checks
+/// it against evaluate_lowered; true when a form with copies exists.
+template <class T>
+bool check_copies(std::mt19937_64& rng, const kerntest::step_case& sc, const std::string& where) {
+  SCOPED_TRACE(where + "\n  " + kerntest::describe(sc));
+  const lowered_step l = kerntest::lower(sc);
+  SCOPED_TRACE("lowered: " + kerntest::describe(l));
+  const std::optional<gemm_with_copies> c = lower_to_gemm_with_copies(l);
+  if (!c) return false;
+  EXPECT_FALSE(lower_to_gemm(l)) << "a step that is one GEMM as it lies needs no copies";
+  EXPECT_TRUE(c->copied[0] || c->copied[1] || c->copied[2]);
+  const strided_operand* orig[3] = {&l.a, &l.b, &l.d};
+  const strided_operand* lay[3] = {&c->step.a, &c->step.b, &c->step.d};
+  for (int op = 0; op < 3; ++op) {
+    EXPECT_EQ(c->elements[op], kerntest::product(orig[op]->extents));
+    EXPECT_EQ(lay[op]->modes, orig[op]->modes);
+    EXPECT_EQ(lay[op]->extents, orig[op]->extents);
+    if (!c->copied[op]) {
+      EXPECT_EQ(lay[op]->strides, orig[op]->strides) << "operand " << op << " is not copied";
+    }
+  }
+  const kerntest::step_data<T> data = kerntest::make_step_data<T>(rng, sc, l, guards);
+  std::vector<T> a2, b2, d2;
+  const T* a = data.a.data();
+  const T* b = data.b.data();
+  if (c->copied[0]) {
+    a2.assign(static_cast<std::size_t>(c->elements[0]), kerntest::sentinel_value<T>());
+    host_copy(l.a, c->step.a.strides, data.a.data(), a2.data());
+    a = a2.data();
+  }
+  if (c->copied[1]) {
+    b2.assign(static_cast<std::size_t>(c->elements[1]), kerntest::sentinel_value<T>());
+    host_copy(l.b, c->step.b.strides, data.b.data(), b2.data());
+    b = b2.data();
+  }
+  std::vector<T> got(data.span_d + guards, kerntest::sentinel_value<T>());
+  if (c->copied[2]) {
+    d2.assign(static_cast<std::size_t>(c->elements[2]), kerntest::sentinel_value<T>());
+    evaluate_gemm<T>(c->gemm, a, b, d2.data());
+    host_copy(c->step.d, l.d.strides, d2.data(), got.data());
+  } else {
+    evaluate_gemm<T>(c->gemm, a, b, got.data());
+  }
+  const std::vector<double> bound = kerntest::magnitude_bound<T>(l, data.a, data.b, data.span_d + guards);
+  const double tol = 2.0 * static_cast<double>(kerntest::sum_length(l) + 2) * kerntest::eps_of<T>();
+  kerntest::check_d<T>(l, got, data.want, bound, tol);
+  return true;
+}
+
+// Whether copies can make the step one GEMM at all: every mode of extent > 1 in two or three
+// operands, none broadcast (stride 0), none twice in an operand.
+bool copies_can_help(const lowered_step& l) {
+  if (l.kind != lowered_kind::contraction) return false;
+  std::map<std::int32_t, int> holders;
+  for (const strided_operand* o : {&l.a, &l.b, &l.d}) {
+    std::set<std::int32_t> seen;
+    for (std::size_t i = 0; i < o->modes.size(); ++i) {
+      if (o->extents[i] == 1) continue;
+      if (o->strides[i] == 0 || !seen.insert(o->modes[i]).second) return false;
+      ++holders[o->modes[i]];
+    }
+  }
+  for (const auto& [mode, count] : holders)
+    if (count < 2) return false;
+  return true;
+}
+
+TEST(GemmLowering, CopiesTheFewestElements) {
+  std::mt19937_64 rng(31);
+  // A's m labels split by its k label (A: i1 j i2): only A is copied, though copying B or D costs less.
+  auto a_only = make_case({0, 1, 2}, {1, 3}, {0, 2, 3}, {3, 4, 5, 2});
+  ASSERT_TRUE(check_copies<double>(rng, a_only, "A copied"));
+  auto c = *lower_to_gemm_with_copies(kerntest::lower(a_only));
+  EXPECT_TRUE(c.copied[0]);
+  EXPECT_FALSE(c.copied[1]);
+  EXPECT_FALSE(c.copied[2]);
+  EXPECT_EQ(c.elements[0], 60);
+  // batch innermost in A and in D (column-major b i j, j k b, b i k): A and D are copied, B stays.
+  auto ad = make_case({0, 1, 2}, {2, 3, 0}, {0, 1, 3}, {3, 4, 5, 2}, true);
+  ASSERT_TRUE(check_copies<float>(rng, ad, "A and D"));
+  c = *lower_to_gemm_with_copies(kerntest::lower(ad));
+  EXPECT_TRUE(c.copied[0]);
+  EXPECT_FALSE(c.copied[1]);
+  EXPECT_TRUE(c.copied[2]);
+  // one GEMM as it lies (even with A's batch between its m and k): no copies offered
+  EXPECT_FALSE(lower_to_gemm_with_copies(kerntest::lower(make_case({0, 1}, {1, 2}, {0, 2}, {3, 4, 5}))));
+  EXPECT_FALSE(lower_to_gemm_with_copies(kerntest::lower(make_case({1, 0, 2}, {0, 2, 3}, {0, 1, 3}, {3, 4, 5, 2}))));
+  // a one-sided sum: nothing helps
+  EXPECT_FALSE(lower_to_gemm_with_copies(kerntest::lower(make_case({0, 1}, {2}, {0, 2}, {3, 4, 5}))));
+}
+
+// Random general steps: a form with copies exists exactly when the step is no GEMM as it lies and
+// copies can help, and every one agrees with the reference.
+TEST(GemmLowering, RandomStepsWithCopies) {
+  std::mt19937_64 rng(41);
+  int with_copies = 0, contractions = 0;
+  for (int i = 0; i < 4000 && !::testing::Test::HasFailure(); ++i) {
+    const kerntest::step_case sc = kerntest::random_general_step(rng);
+    if (sc.unary) continue;
+    ++contractions;
+    const lowered_step l = kerntest::lower(sc);
+    std::string where = std::to_string(i);
+    where.insert(0, "step ");
+    const bool got = i % 3 == 0 ? check_copies<std::complex<float>>(rng, sc, where) : check_copies<double>(rng, sc, where);
+    EXPECT_EQ(got, !lower_to_gemm(l) && copies_can_help(l)) << "#" << i << ": " << kerntest::describe(sc);
+    with_copies += got ? 1 : 0;
+  }
+  EXPECT_GT(with_copies, contractions / 10) << with_copies << " of " << contractions;
 }
 
 }  // namespace
