@@ -103,7 +103,7 @@ GPU knobs:
   --gemm auto|on|off         compiled: a step that is one (strided-batched) GEMM by strides is timed through
                              cuBLAS too, full precision, and runs there when faster (auto, the default);
                              on: through cuBLAS wherever it is one GEMM; off: cuTENSOR only
-  --gemm-copies auto|on|off  compiled: a step that is no GEMM as it lies, compute-heavy (16 multiply-adds
+  --gemm-copies auto|on|off  compiled: a step that is no GEMM as it lies, compute-heavy (8 multiply-adds
                              per element copied, 50 us), is timed as copies of the operands in its way and
                              one cuBLAS GEMM too (auto, the default); on: that way wherever it can; off: never
   --gemm-workspace BYTES     compiled: cuBLAS's workspace on each GEMM step of at least 2^22 multiply-adds

@@ -91,11 +91,11 @@ struct options {
   /// is one GEMM (tests); `never`: cuTENSOR only. Without cuBLAS on the machine, cuTENSOR only.
   kernel_choice gemm_lowering = kernel_choice::automatic;
   /// Compiled, with cuBLAS there and gemm_lowering not `never`: a library step that is no GEMM as it
-  /// lies, of at least 16 multiply-adds per element its copies move and 50 us, is also timed as one
+  /// lies, of at least 8 multiply-adds per element its copies move and 50 us, is also timed as one
   /// GEMM after copying the operands that keep it from the form (lower_to_gemm_with_copies:
   /// cuTENSOR permutations into a scratch buffer, cuBLAS, then D's copy into place), and runs that
   /// way when 3% faster (`automatic`, the default). One scratch buffer holds the largest chosen
-  /// step's copies; a step is tried only when its copies take at most an eighth of the arena and fit
+  /// step's copies; a step is tried only when its copies take at most half the arena and fit
   /// the memory limit. `always`: that way wherever such a form exists and fits (tests); `never`: not
   /// tried.
   kernel_choice gemm_copies = kernel_choice::automatic;

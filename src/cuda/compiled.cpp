@@ -652,7 +652,7 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
   // many milliseconds: each step is timed alone, its operands warm in L2, which flatters the
   // copies of small operands (mps-overlap-n24, steps of about 20 us: 5 steps chose copies and the
   // program went from 0.346 to 0.415 ms; bench/results/2026-12-03-h200-gemm-copies).
-  constexpr double copies_min_intensity = 16;
+  constexpr double copies_min_intensity = 8;
   constexpr float copies_min_ms = 0.05F;
   constexpr float jit_min_ms = 0.02F;  // a JIT kernel is tried only on steps at least this slow
   std::vector<std::pair<float, op*>> timed;  // library steps and their best time, for the JIT pass
@@ -710,7 +710,7 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
       double moved = 0;
       for (int i = 0; i < 3; ++i)
         if (o.copies->copied[i]) moved += static_cast<double>(o.copies->elements[i]);
-      if (madds >= copies_min_intensity * moved && o.copy_bytes <= mplan_.arena_bytes / 8 && fits(reserve_bytes + o.copy_bytes, limit_bytes)) {
+      if (madds >= copies_min_intensity * moved && o.copy_bytes <= mplan_.arena_bytes / 2 && fits(reserve_bytes + o.copy_bytes, limit_bytes)) {
         float t = 1e30F;
         try {
           device::pool_block scratch(eng_->pool(), o.copy_bytes, eng_->stream_handle());
