@@ -137,9 +137,9 @@ struct search_result {
 /// `type`, seed 0, 16 greedy and 8 partitioning trials, reconfiguration of subtrees of up to 10 leaves
 /// to a fixed point, the roofline's and the tile fit's searches beside (roofline_search,
 /// tile_search), and a 10 s cap per search that only a network of many thousands of tensors reaches
-/// (the result is deterministic below it). The reference network (550 tensors) takes about 11 s on
-/// the dev machine (three searches; 6 s with two before tile_search); 10 leaves instead of 8 found
-/// paths of 0.67x and 0.55x the model time there and on the QAOA p=4 network
+/// (the result is deterministic below it). The reference network (550 tensors) takes about 10 s on the
+/// dev machine, its three searches together (bench/results/2026-12-03-cpu-search-time); 10 leaves
+/// instead of 8 found paths of 0.67x and 0.55x the model time there and on the QAOA p=4 network
 /// (bench/paths/reconf_ablation.cpp, bench/results/2026-12-03-h200-calibration/search.md).
 search_options automatic_search_options(dtype type);
 

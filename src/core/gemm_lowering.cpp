@@ -60,42 +60,50 @@ bool as_matrix(i64 rows, i64 cols, i64 s_rows, i64 s_cols, bool& trans, i64& ld)
 
 constexpr i64 int_max = std::numeric_limits<int>::max();
 
-}  // namespace
+// A mode's role by the operands holding it (extent-1 modes play no part).
+enum role : int { role_batch, role_m, role_n, role_k, role_unused, role_refused };
 
-std::optional<gemm_form> lower_to_gemm(const lowered_step& s) {
-  if (s.kind != lowered_kind::contraction) return std::nullopt;
-  // Every mode with its strides; extent-1 modes play no part.
-  std::vector<mode_strides> modes;
+role role_of(const mode_strides& md) {
+  const bool a = md.in[0], b = md.in[1], d = md.in[2];
+  if (!a && !b && !d) return role_unused;  // an id no operand uses
+  if (a && b && d) return role_batch;
+  if (a && d && !b) return role_m;
+  if (b && d && !a) return role_n;
+  if (a && b && !d) return role_k;
+  return role_refused;  // in one operand only
+}
+
+// Every mode of extent > 1 of a contraction, by id, with its strides; false for a broadcast (a
+// one-sided sum or an outer copy: stride 0), a mode twice in one operand, or a mode in one operand
+// only, which no GEMM takes.
+bool collect_modes(const lowered_step& s, std::vector<mode_strides>& modes) {
+  if (s.kind != lowered_kind::contraction) return false;
   const strided_operand* ops[3] = {&s.a, &s.b, &s.d};
   for (int op = 0; op < 3; ++op) {
     const strided_operand& o = *ops[op];
     for (std::size_t i = 0; i < o.modes.size(); ++i) {
       if (o.extents[i] == 1) continue;
-      if (o.strides[i] == 0) return std::nullopt;  // a broadcast: a one-sided sum or an outer copy
+      if (o.strides[i] == 0) return false;
       const auto id = static_cast<std::size_t>(o.modes[i]);
       if (id >= modes.size()) modes.resize(id + 1);
-      if (modes[id].in[op]) return std::nullopt;  // a mode twice in one operand: not a lowered form
+      if (modes[id].in[op]) return false;
       modes[id].extent = o.extents[i];
       modes[id].s[op] = o.strides[i];
       modes[id].in[op] = true;
     }
   }
-  std::vector<mode_strides> batch, m, n, k;
-  for (const mode_strides& md : modes) {
-    const bool a = md.in[0], b = md.in[1], d = md.in[2];
-    if (!a && !b && !d) continue;  // an unused id
-    if (a && b && d) {
-      batch.push_back(md);
-    } else if (a && d && !b) {
-      m.push_back(md);
-    } else if (b && d && !a) {
-      n.push_back(md);
-    } else if (a && b && !d) {
-      k.push_back(md);
-    } else {
-      return std::nullopt;  // in one operand only
-    }
-  }
+  return std::none_of(modes.begin(), modes.end(), [](const mode_strides& md) { return role_of(md) == role_refused; });
+}
+
+}  // namespace
+
+std::optional<gemm_form> lower_to_gemm(const lowered_step& s) {
+  std::vector<mode_strides> modes;
+  if (!collect_modes(s, modes)) return std::nullopt;
+  std::vector<mode_strides> groups[4];  // by role: batch, m, n, k
+  for (const mode_strides& md : modes)
+    if (const role r = role_of(md); r != role_unused) groups[r].push_back(md);
+  std::vector<mode_strides>&batch = groups[role_batch], &m = groups[role_m], &n = groups[role_n], &k = groups[role_k];
   dimension db, dm, dn, dk;
   if (!merge(batch, 2, db) || !merge(m, 2, dm) || !merge(n, 2, dn) || !merge(k, 0, dk)) return std::nullopt;
   if (std::max({dm.extent, dn.extent, dk.extent}) > int_max || db.extent > int_max) return std::nullopt;
@@ -128,52 +136,20 @@ std::optional<gemm_form> lower_to_gemm(const lowered_step& s) {
 }
 
 std::optional<gemm_with_copies> lower_to_gemm_with_copies(const lowered_step& s) {
-  if (s.kind != lowered_kind::contraction || lower_to_gemm(s)) return std::nullopt;
-  const strided_operand* ops[3] = {&s.a, &s.b, &s.d};
-  // Each mode of extent > 1: its extent, its stride in each operand, and its group.
-  enum group { batch, m, n, k };
-  struct mode_info {
-    i64 extent = 1;
-    i64 s[3] = {0, 0, 0};
-    bool in[3] = {false, false, false};
-  };
-  std::vector<mode_info> modes;
-  for (int op = 0; op < 3; ++op) {
-    const strided_operand& o = *ops[op];
-    for (std::size_t i = 0; i < o.modes.size(); ++i) {
-      if (o.extents[i] == 1) continue;
-      if (o.strides[i] == 0) return std::nullopt;
-      const auto id = static_cast<std::size_t>(o.modes[i]);
-      if (id >= modes.size()) modes.resize(id + 1);
-      if (modes[id].in[op]) return std::nullopt;
-      modes[id].extent = o.extents[i];
-      modes[id].s[op] = o.strides[i];
-      modes[id].in[op] = true;
-    }
-  }
-  std::vector<int> group_of(modes.size(), -1);
+  std::vector<mode_strides> modes;
+  if (!collect_modes(s, modes) || lower_to_gemm(s)) return std::nullopt;
+  std::vector<int> group_of(modes.size(), role_unused);
   std::int64_t elements[3] = {1, 1, 1};
   for (std::size_t id = 0; id < modes.size(); ++id) {
-    const mode_info& md = modes[id];
-    const bool a = md.in[0], b = md.in[1], d = md.in[2];
-    if (!a && !b && !d) continue;
-    if (a && b && d) {
-      group_of[id] = batch;
-    } else if (a && d && !b) {
-      group_of[id] = m;
-    } else if (b && d && !a) {
-      group_of[id] = n;
-    } else if (a && b && !d) {
-      group_of[id] = k;
-    } else {
-      return std::nullopt;
-    }
+    const mode_strides& md = modes[id];
+    group_of[id] = role_of(md);
     for (int op = 0; op < 3; ++op)
       if (md.in[op]) {
         if (elements[op] > std::numeric_limits<i64>::max() / md.extent) return std::nullopt;
         elements[op] *= md.extent;
       }
   }
+  constexpr int batch = role_batch, m = role_m, n = role_n, k = role_k;
   // Which operands hold each group, and the copies' group sequences (fastest first).
   constexpr int holders[4][3] = {{2, 0, 1}, {2, 0, -1}, {2, 1, -1}, {0, 1, -1}};  // batch, m, n, k
   constexpr int sequence[3][3] = {{m, k, batch}, {k, n, batch}, {m, n, batch}};     // A, B, D

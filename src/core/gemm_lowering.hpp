@@ -38,6 +38,16 @@ struct gemm_with_copies {
   lowered_step step;                       // the step with each copied operand's strides replaced by its copy's
   bool copied[3] = {false, false, false};  // A, B, D
   std::int64_t elements[3] = {0, 0, 0};    // each operand's element count (a copy's size)
+  /// The GEMM's multiply-adds, and the elements the copies move (each read once and written once).
+  [[nodiscard]] double multiply_adds() const noexcept {
+    return static_cast<double>(gemm.m) * static_cast<double>(gemm.n) * static_cast<double>(gemm.k) * static_cast<double>(gemm.batch);
+  }
+  [[nodiscard]] double copied_elements() const noexcept {
+    double e = 0;
+    for (int i = 0; i < 3; ++i)
+      if (copied[i]) e += static_cast<double>(elements[i]);
+    return e;
+  }
 };
 
 /// The form with copies, or nothing when the step is one GEMM as it lies (lower_to_gemm) or when no

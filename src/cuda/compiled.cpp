@@ -43,9 +43,8 @@ compiled_program::compiled_program(engine& eng, const problem& p, std::size_t re
   allocate();
   build_ops(p, choices, lay);
   critical_ops_ = static_cast<int>(ops_.size());  // one chain, until plan_lanes says otherwise
-  const bool copies = opt_.gemm_copies != kernel_choice::never && opt_.gemm_lowering != kernel_choice::never && eng_->blas() != nullptr;
   if (tiled_choice_automatic_ || opt_.library_algos == kernel_choice::automatic || (gemm_candidates_ > 0 && opt_.gemm_lowering == kernel_choice::automatic) ||
-      (opt_.jit_steps > 0 && !opt_.jit) || copies)
+      (opt_.jit_steps > 0 && !opt_.jit) || copies_choice() != kernel_choice::never)
     choose_kernels_by_timing(p, choices, reserve_bytes, limit_bytes);
   place_copies();
   if (opt_.use_graph) capture();
@@ -283,6 +282,14 @@ std::optional<gemm_form> compiled_program::gemm_candidate(const lowered_step& s)
   if (opt_.compute_precision == precision::tf32x3 && !is_double(type_)) return std::nullopt;
   if (s.kind != lowered_kind::contraction) return std::nullopt;
   return lower_to_gemm(s);
+}
+
+// How steps that are no GEMM as they lie may run as copies and a GEMM: never where cuBLAS may not
+// run a step (gemm_candidate's conditions), else options::gemm_copies.
+kernel_choice compiled_program::copies_choice() const {
+  if (opt_.gemm_lowering == kernel_choice::never || eng_->blas() == nullptr) return kernel_choice::never;
+  if (opt_.compute_precision == precision::tf32x3 && !is_double(type_)) return kernel_choice::never;
+  return opt_.gemm_copies;
 }
 
 // 2. The static memory plan. Schedule: the fused launch first (position 0) when there is one,
@@ -644,16 +651,7 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
   // a block of its own. A candidate replaces the kept one only when at least 3% faster.
   const bool time_algos = opt_.library_algos == kernel_choice::automatic;
   const bool time_gemm = opt_.gemm_lowering == kernel_choice::automatic;
-  const kernel_choice copies = opt_.gemm_lowering == kernel_choice::never || opt_.gemm_copies == kernel_choice::never ||
-                                       eng_->blas() == nullptr || (opt_.compute_precision == precision::tf32x3 && !is_double(type_))
-                                   ? kernel_choice::never
-                                   : opt_.gemm_copies;
-  // Copies are timed on steps of at least this many multiply-adds per element they move and this
-  // many milliseconds: each step is timed alone, its operands warm in L2, which flatters the
-  // copies of small operands (mps-overlap-n24, steps of about 20 us: 5 steps chose copies and the
-  // program went from 0.346 to 0.415 ms; bench/results/2026-12-03-h200-gemm-copies).
-  constexpr double copies_min_intensity = 8;
-  constexpr float copies_min_ms = 0.05F;
+  const kernel_choice copies = copies_choice();
   constexpr float jit_min_ms = 0.02F;  // a JIT kernel is tried only on steps at least this slow
   std::vector<std::pair<float, op*>> timed;  // library steps and their best time, for the JIT pass
   for (op& o : ops_) {
@@ -662,12 +660,9 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
     if (low.kind != lowered_kind::contraction) continue;
     const bool gemm = time_gemm && o.gemm.has_value();
     if (!time_algos && !gemm && (opt_.jit_steps <= 0 || opt_.jit) && copies == kernel_choice::never) continue;
-    if (copies == kernel_choice::always && !o.gemm && prepare_copies(o, low) && fits(reserve_bytes + o.copy_bytes, limit_bytes)) {
-      o.use_copies = true;  // `always` (tests): no timing
-      ++copies_chosen_;
-      continue;
-    }
-    float best = time_op(o);
+    float best = 0;
+    if (copies == kernel_choice::always && try_copies(o, low, copies, best, reserve_bytes, limit_bytes, time_op)) continue;
+    best = time_op(o);
     if (time_algos) {
       std::shared_ptr<device::library_plan> keep = o.plan;
       const std::shared_ptr<device::library_plan> original = o.plan;
@@ -704,33 +699,7 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
         best = t;
       }
     }
-    if (copies == kernel_choice::automatic && !o.gemm && best >= copies_min_ms && prepare_copies(o, low)) {
-      const gemm_form& g = o.copies->gemm;
-      const double madds = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) * static_cast<double>(g.batch);
-      double moved = 0;
-      for (int i = 0; i < 3; ++i)
-        if (o.copies->copied[i]) moved += static_cast<double>(o.copies->elements[i]);
-      if (madds >= copies_min_intensity * moved && o.copy_bytes <= mplan_.arena_bytes / 2 && fits(reserve_bytes + o.copy_bytes, limit_bytes)) {
-        float t = 1e30F;
-        try {
-          device::pool_block scratch(eng_->pool(), o.copy_bytes, eng_->stream_handle());
-          point_copies(o, scratch.get());
-          o.use_copies = true;
-          t = time_op(o);
-        } catch (const error&) {
-          (void)cudaGetLastError();  // no memory for the scratch, or cuBLAS refused: the plan stays
-        }
-        o.use_copies = t < best * 0.97F;
-        if (o.use_copies) {
-          ++copies_chosen_;
-          best = t;
-        }
-      }
-      if (!o.use_copies) {
-        o.copies.reset();
-        for (auto& cp : o.copy_plans) cp.reset();
-      }
-    }
+    if (copies == kernel_choice::automatic) (void)try_copies(o, low, copies, best, reserve_bytes, limit_bytes, time_op);
     if (best >= jit_min_ms) timed.emplace_back(best, &o);
   }
 
@@ -766,9 +735,55 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
   }
 }
 
-bool compiled_program::prepare_copies(op& o, const lowered_step& low) {
-  o.copies = lower_to_gemm_with_copies(low);
-  if (!o.copies) return false;
+// The step as one GEMM after copies (options::gemm_copies). `always` (tests) takes it wherever it
+// exists and fits the memory limit, untimed. `automatic` times it on steps of at least
+// copies_min_ms and copies_min_intensity multiply-adds per element the copies move, whose copies
+// take at most half the arena, and keeps it when 3% faster than `best` (then the new best). Each
+// step is timed alone, its operands warm in L2, which flatters the copies of small operands
+// (mps-overlap-n24, steps of about 20 us: 5 steps chose copies and the program went from 0.346 to
+// 0.415 ms; bench/results/2026-12-03-h200-gemm-copies): hence the floors. True when it runs so.
+bool compiled_program::try_copies(op& o, const lowered_step& low, kernel_choice how, float& best, std::size_t reserve_bytes,
+                                  std::size_t limit_bytes, const std::function<float(const op&)>& time_op) {
+  constexpr double copies_min_intensity = 8;
+  constexpr float copies_min_ms = 0.05F;
+  const bool timed = how == kernel_choice::automatic;
+  if (how == kernel_choice::never || o.gemm || (timed && best < copies_min_ms)) return false;
+  std::optional<gemm_with_copies> form = lower_to_gemm_with_copies(low);
+  if (!form) return false;
+  const auto within_half_arena = [&](double bytes) { return bytes <= static_cast<double>(mplan_.arena_bytes / 2); };
+  // Before any plan is made: the copies alone must pass (their workspace only adds).
+  if (timed && (form->multiply_adds() < copies_min_intensity * form->copied_elements() ||
+                !within_half_arena(form->copied_elements() * static_cast<double>(size_of(type_)))))
+    return false;
+  if (!prepare_copies(o, low, std::move(*form)) || (timed && !within_half_arena(static_cast<double>(o.copy_bytes))) ||
+      !fits(reserve_bytes + o.copy_bytes, limit_bytes)) {
+    o.drop_copies();
+    return false;
+  }
+  float t = 0;
+  if (timed) {
+    t = 1e30F;
+    try {
+      device::pool_block scratch(eng_->pool(), o.copy_bytes, eng_->stream_handle());
+      point_copies(o, scratch.get());
+      o.use_copies = true;
+      t = time_op(o);
+    } catch (const error&) {
+      (void)cudaGetLastError();  // no memory for the scratch, or cuBLAS refused: the plan stays
+    }
+    if (!(t < best * 0.97F)) {
+      o.drop_copies();
+      return false;
+    }
+  }
+  o.use_copies = true;
+  ++copies_chosen_;
+  if (timed) best = t;
+  return true;
+}
+
+bool compiled_program::prepare_copies(op& o, const lowered_step& low, gemm_with_copies form) {
+  o.copies = std::move(form);
   const std::size_t elem = size_of(type_);
   o.copy_bytes = 0;
   o.copy_workspace_bytes = 0;
@@ -787,8 +802,7 @@ bool compiled_program::prepare_copies(op& o, const lowered_step& low) {
       o.copy_bytes += aligned(static_cast<std::size_t>(o.copies->elements[i]) * elem);
     }
   } catch (const error&) {
-    o.copies.reset();
-    for (auto& cp : o.copy_plans) cp.reset();
+    o.drop_copies();
     return false;
   }
   o.copy_bytes += aligned(o.copy_workspace_bytes);  // the copies' workspace, after the copies

@@ -193,6 +193,11 @@ class compiled_program {
     std::size_t copy_workspace_bytes = 0;
     std::size_t copy_bytes = 0;  // the copies and their workspace (aligned)
     bool use_copies = false;  // run as copies and a cuBLAS GEMM instead of the plan
+    void drop_copies() {
+      copies.reset();
+      for (auto& cp : copy_plans) cp.reset();
+      use_copies = false;
+    }
     bool jit = false;               // the plan is a cuTENSOR JIT plan that timing chose (options::jit_steps)
     const small_step_record* fused_records = nullptr;  // the fused launch of absorbed small steps
     const int* fused_begin = nullptr;
@@ -244,9 +249,13 @@ class compiled_program {
   void enqueue_lanes(cudaStream_t stream, const lane_capture& c);
   void enqueue_op(const op& o, cudaStream_t stream);
   void choose_kernels_by_timing(const problem& p, const step_choices& c, std::size_t reserve_bytes, std::size_t limit_bytes);
-  /// Sets up o.copies, its plans and its bytes for a GEMM with copies of `low` (options::gemm_copies);
-  /// false when the step has no such form or its copies' plans need more workspace than o has.
-  bool prepare_copies(op& o, const lowered_step& low);
+  [[nodiscard]] kernel_choice copies_choice() const;
+  bool try_copies(op& o, const lowered_step& low, kernel_choice how, float& best, std::size_t reserve_bytes, std::size_t limit_bytes,
+                  const std::function<float(const op&)>& time_op);
+  /// Sets o.copies to `form` (a GEMM with copies of `low`), makes the copies' plans and sums their
+  /// bytes (the copies, then the largest plan's workspace); false, and o without copies, when a plan
+  /// cannot be made.
+  bool prepare_copies(op& o, const lowered_step& low, gemm_with_copies form);
   /// Points the chosen copies at one scratch block as large as the largest (copies_).
   void place_copies();
   void point_copies(op& o, void* base) const;

@@ -313,6 +313,13 @@ host_tensor run_eager(engine& eng, const problem& p, const std::vector<host_tens
   return out;
 }
 
+// Uploads the inputs into a program, runs it once and downloads its result.
+host_tensor run_program(engine& eng, cuda::compiled_program& prog, const problem& p, const std::vector<host_tensor>& in) {
+  for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog.input(i), in[i].data(), in[i].bytes());
+  prog.run();
+  return gputest::download(eng, prog.result(), p.type, p.net.shape_of(p.net.output));
+}
+
 host_tensor run_compiled(engine& eng, const problem& p, const std::vector<host_tensor>& in, bool* used_graph = nullptr) {
   cuda::compiled_program prog(eng, p);
   if (used_graph != nullptr) *used_graph = prog.uses_graph();
@@ -767,9 +774,7 @@ TEST_F(Differential, CompiledGemmWithCopiesMatchesCpu) {
         }
         const std::vector<std::string> kernels = prog.op_kernels();
         EXPECT_EQ(std::count(kernels.begin(), kernels.end(), std::string("cublas copies")), prog.copies_chosen());
-        for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog.input(i), in[i].data(), in[i].bytes());
-        prog.run();
-        const host_tensor got = gputest::download(eng, prog.result(), p.type, p.net.shape_of(p.net.output));
+        const host_tensor got = run_program(eng, prog, p, in);
         EXPECT_LE(gputest::rel_error(got, want), gputest::tolerance(t, 96.0, 64.0)) << c.expr << " " << name_of(t);
       }
     }
@@ -794,9 +799,7 @@ TEST_F(Differential, CompiledGemmWithCopiesMatchesCpu) {
         tried += prog.copies_tried();
         const std::vector<std::string> kernels = prog.op_kernels();
         EXPECT_EQ(std::count(kernels.begin(), kernels.end(), std::string("cublas copies")), prog.copies_chosen());
-        for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog.input(i), in[i].data(), in[i].bytes());
-        prog.run();
-        const host_tensor got = gputest::download(eng, prog.result(), p.type, p.net.shape_of(p.net.output));
+        const host_tensor got = run_program(eng, prog, p, in);
         const double err = gputest::rel_error(got, cpu::contract(p, in));
         const double tol = gputest::tolerance(t, gputest::longest_sum(p), 256.0);
         EXPECT_LE(err, tol) << p.source << " " << name_of(t) << ", " << prog.copies_chosen() << " steps with copies";

@@ -307,6 +307,8 @@ TEST(GemmLowering, CopiesTheFewestElements) {
   EXPECT_FALSE(c.copied[1]);
   EXPECT_FALSE(c.copied[2]);
   EXPECT_EQ(c.elements[0], 60);
+  EXPECT_EQ(c.copied_elements(), 60.0);
+  EXPECT_EQ(c.multiply_adds(), 3.0 * 4 * 5 * 2);  // i1 j i2 k: every label once
   // batch innermost in A and in D (column-major b i j, j k b, b i k): A and D are copied, B stays.
   auto ad = make_case({0, 1, 2}, {2, 3, 0}, {0, 1, 3}, {3, 4, 5, 2}, true);
   ASSERT_TRUE(check_copies<float>(rng, ad, "A and D"));
