@@ -141,13 +141,15 @@ for p in suite["problems"]:
 PY
             ;;
     eagerdiag) # eager and compiled under tnrt's kernel switches, on the networks where eager trails
-            # torch eager (EAGER_PROBLEMS globs)
+            # torch eager (EAGER_PROBLEMS globs; EAGER_VARIANTS: ';'-separated option sets instead of the default seven)
             python3 - "$bin/tnrt" ${EAGER_PROBLEMS:-'regular3-n160' 'hyper-n100*' 'lattice-7x7*' 'lm-sliding-d2*' 'chain-n8*'} <<'PY'
-import fnmatch, json, subprocess, sys
+import fnmatch, json, os, subprocess, sys
 tnrt, globs = sys.argv[1], sys.argv[2:]
 suite = json.load(open("bench/suites/families.json"))
 variants = ["--mode eager", "--mode eager --tiled off", "--mode eager --layout row", "--mode eager --layout follow", "--mode eager --no-fuse",
             "--mode compiled", "--mode compiled --tiled off"]
+if os.environ.get("EAGER_VARIANTS"):
+    variants = [v.strip() for v in os.environ["EAGER_VARIANTS"].split(";") if v.strip()]
 for p in suite["problems"]:
     if p["fill"]["kind"] != "constant" or not any(fnmatch.fnmatch(p["name"], g) for g in globs):
         continue
