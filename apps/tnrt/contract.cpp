@@ -91,8 +91,9 @@ GPU knobs:
   --jit-steps N              compiled: the N slowest library steps also get a cuTENSOR JIT kernel, timed and
                              kept when faster (default 0; each costs a JIT compile of a second or more)
   --layout auto|column|follow|row   intermediates' layout (default auto: compiled mode builds the program under
-                             each of the three, times a few replays and keeps the fastest; eager takes
-                             column: the tree's label order, first contiguous)
+                             each of the three, times a few replays and keeps the fastest; eager runs a
+                             network's first six calls under each layout twice, timing the second, and
+                             then keeps the fastest; column: the tree's label order, first contiguous)
   --no-fuse                  run every step through cuTENSOR (default: small subtrees in one fused launch)
   --tiled auto|on|off        large x small steps via tnrt's tiled streaming kernel (default auto: compiled
                              mode times it (both layouts) against cuTENSOR per step and keeps the fastest,
@@ -655,6 +656,11 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
        {{"stream_syncs", s.syncs.stream_syncs},
         {"device_syncs", s.syncs.device_syncs},
         {"event_syncs", s.syncs.event_syncs}}},
+      {"eager_layout",
+       {{"trials", s.api.eager_layout_trials},
+        {"learned_column", s.api.eager_layouts_column},
+        {"learned_row", s.api.eager_layouts_row},
+        {"learned_follow", s.api.eager_layouts_follow}}},
   };
   j["versions"] = {{"device_name", r.device_name},
                    {"driver", r.driver_version},
@@ -688,6 +694,15 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
       timed += t;
     }
     std::snprintf(line, sizeof line, "layout: %s%s%s%s", r.layout.c_str(), timed.empty() ? "" : " (timed: ", timed.c_str(), timed.empty() ? "" : ")");
+    add();
+  } else if (s.api.eager_layout_trials > 0) {  // eager learned (or is learning) its layout over the first calls
+    const std::uint64_t learned = s.api.eager_layouts_column + s.api.eager_layouts_row + s.api.eager_layouts_follow;
+    std::snprintf(line, sizeof line, "layout: %s (eager, learned from %llu timed calls, one per layout, after one warm call each)",
+                  learned == 0                       ? "not decided yet"
+                  : s.api.eager_layouts_row > 0      ? "row"
+                  : s.api.eager_layouts_follow > 0   ? "follow"
+                                                     : "column",
+                  static_cast<unsigned long long>(s.api.eager_layout_trials));
     add();
   }
   if (!r.enqueue_ms.empty()) {

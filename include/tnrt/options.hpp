@@ -51,8 +51,11 @@ struct options {
   /// Compiled: build the program under each intermediate layout (intermediate_layout first, then
   /// the other two), time a few replays of each and keep the fastest (a candidate replaces the kept
   /// one when at least 3% faster; the two held at once share the memory limit, and a candidate that
-  /// does not fit in what the kept one leaves is skipped). Off: the
-  /// intermediate_layout alone. Eager and sliced programs always take intermediate_layout.
+  /// does not fit in what the kept one leaves is skipped). Eager calls
+  /// learn it instead (src/cuda/eager.cpp): a network's first six calls on a thread run under each
+  /// layout twice, the second three timed by events on the call's stream, and later calls take the
+  /// fastest (intermediate_layout unless another is at least 3% faster; no host wait). Off:
+  /// intermediate_layout alone, in both. Sliced programs always take intermediate_layout.
   bool time_layouts = true;
   /// Compiled: capture the program's graph with independent steps on separate streams (the tree's
   /// branches run at once; src/core/step_graph.hpp), its intermediates planned over the tree's
@@ -135,6 +138,10 @@ struct api_stats {
   std::uint64_t programs_compiled = 0;
   std::uint64_t analysis_hits = 0;    // eager calls that reused the structural analysis
   std::uint64_t analysis_misses = 0;  // eager calls that built it (a new structure)
+  std::uint64_t eager_layout_trials = 0;    // eager calls timed to learn their network's layout (options::time_layouts)
+  std::uint64_t eager_layouts_column = 0;   // networks whose eager layout was learned: column-major,
+  std::uint64_t eager_layouts_row = 0;      // row-major,
+  std::uint64_t eager_layouts_follow = 0;   // follow
   std::uint64_t bridged_calls = 0;  // calls on a caller's stream run on the context's own, bridged by two events (eager calls; program runs without an io graph)
 };
 

@@ -283,6 +283,10 @@ nb::dict dict_of(const tnrt::counters& c) {
   api["programs_compiled"] = c.api.programs_compiled;
   api["analysis_hits"] = c.api.analysis_hits;
   api["analysis_misses"] = c.api.analysis_misses;
+  api["eager_layout_trials"] = c.api.eager_layout_trials;
+  api["eager_layouts_column"] = c.api.eager_layouts_column;
+  api["eager_layouts_row"] = c.api.eager_layouts_row;
+  api["eager_layouts_follow"] = c.api.eager_layouts_follow;
   api["bridged_calls"] = c.api.bridged_calls;
   syncs["stream_syncs"] = c.syncs.stream_syncs;
   syncs["device_syncs"] = c.syncs.device_syncs;

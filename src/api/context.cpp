@@ -732,6 +732,10 @@ counters context::stats() const {
   c.api = s.api;
   c.api.analysis_hits = backend.analysis_hits;
   c.api.analysis_misses = backend.analysis_misses;
+  c.api.eager_layout_trials = backend.eager_layout_trials;
+  c.api.eager_layouts_column = backend.eager_layouts_column;
+  c.api.eager_layouts_row = backend.eager_layouts_row;
+  c.api.eager_layouts_follow = backend.eager_layouts_follow;
   c.api.bridged_calls = backend.bridged_calls;
   return c;
 }

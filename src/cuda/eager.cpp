@@ -1,5 +1,7 @@
 #include "cuda/eager.hpp"
 
+#include <algorithm>
+#include <array>
 #include <memory>
 
 #include "core/fusion.hpp"
@@ -15,7 +17,7 @@
 namespace tnrt::cuda {
 
 namespace {
-device_operand contract_eager_impl(engine& eng, const problem& p, const eager_call& call, std::vector<device_operand>& ops);
+device_operand contract_eager_impl(engine& eng, const problem& p, const eager_call& call, layout_policy layout, std::vector<device_operand>& ops);
 
 // Eager's step plan (core/step_plan.hpp: every layout and lowered step, the fusion plan, each
 // step's consumer and kernel, the tiled steps' records). Users contract the same network many
@@ -32,7 +34,7 @@ struct eager_analysis {
 // Everything the plan depends on, flattened: the options that shape it, the type, extents,
 // input labels, the tree and the input and output strides. Sizes precede each list, so two
 // different structures never flatten alike.
-void analysis_key(const engine& eng, const problem& p, const eager_call& call, std::vector<std::int64_t>& k) {
+void analysis_key(const engine& eng, const problem& p, const eager_call& call, layout_policy layout, std::vector<std::int64_t>& k) {
   k.clear();
   const options& o = eng.opts();
   auto add_all = [&k](const auto& v) {
@@ -40,7 +42,7 @@ void analysis_key(const engine& eng, const problem& p, const eager_call& call, s
     for (const auto& x : v) k.push_back(static_cast<std::int64_t>(x));
   };
   k.push_back(static_cast<std::int64_t>(p.type));
-  k.push_back(static_cast<std::int64_t>(o.intermediate_layout));
+  k.push_back(static_cast<std::int64_t>(layout));
   k.push_back(o.fuse_small_steps ? 1 : 0);
   k.push_back(o.fuse_max_elements);
   k.push_back(static_cast<std::int64_t>(o.tiled_kernel));
@@ -72,10 +74,10 @@ std::uint64_t hash_of(const std::vector<std::int64_t>& key) noexcept {
 
 constexpr std::size_t analyses_kept = 8;
 
-const step_plan& analysis_of(engine& eng, const problem& p, const eager_call& call) {
+const step_plan& analysis_of(engine& eng, const problem& p, const eager_call& call, layout_policy layout) {
   thread_local std::vector<std::unique_ptr<eager_analysis>> memo;  // most recently used first
   thread_local std::vector<std::int64_t> key;
-  analysis_key(eng, p, call, key);
+  analysis_key(eng, p, call, layout, key);
   const std::uint64_t h = hash_of(key);
   for (std::size_t i = 0; i < memo.size(); ++i) {
     if (memo[i]->hash != h || memo[i]->key != key) continue;
@@ -85,12 +87,143 @@ const step_plan& analysis_of(engine& eng, const problem& p, const eager_call& ca
   }
   eng.count_analysis(false);
   auto a = std::make_unique<eager_analysis>();
-  a->plan = plan_steps(p, eng.opts(), call.input_strides, call.output_strides);
+  if (layout == eng.opts().intermediate_layout) {
+    a->plan = plan_steps(p, eng.opts(), call.input_strides, call.output_strides);
+  } else {
+    options o = eng.opts();
+    o.intermediate_layout = layout;
+    a->plan = plan_steps(p, o, call.input_strides, call.output_strides);
+  }
   a->hash = h;
   a->key = key;
   if (memo.size() == analyses_kept) memo.pop_back();
   memo.insert(memo.begin(), std::move(a));
   return memo.front()->plan;
+}
+
+// Eager learns its intermediate layout (options::time_layouts, the default). Which layout is
+// fastest depends on the network: measured on the families suite (bench/results/
+// 2026-12-03-h200-own-sitting/eager-layouts.md) row-major took 1.61x column-major's time on the
+// reference network and 0.63x on lattice-10x10, follow 0.60x on hyper-n100, and neither flops per
+// byte nor the largest tensor told such networks apart. Users contract the same network many times, so a network's first six calls on a
+// thread learn it: calls 1-3 run under each layout once (plans built, pool grown), calls 4-6 again,
+// each between two timing events on the call's stream; the first later call whose three timed calls
+// have all finished (an event query, never a wait) picks the fastest, the options' own layout
+// unless another is at least 3% faster (compiled's rule), and every later call takes it. Until
+// then calls take the options' layout, and a call on a stream being captured into a graph takes
+// part in no trial (no events are recorded into a capture).
+// Results under different layouts differ only in rounding (the order of sums).
+struct layout_learning {
+  std::uint64_t hash = 0;
+  std::vector<std::int64_t> key;  // the analysis key under a layout slot of -1, then the device
+  std::array<layout_policy, 3> order{};
+  int calls = 0;    // calls that took part so far
+  int chosen = -1;  // index into order, once decided
+  std::array<cudaEvent_t, 6> events{};  // start and stop of each layout's timed call
+
+  layout_learning() = default;
+  layout_learning(const layout_learning&) = delete;
+  layout_learning& operator=(const layout_learning&) = delete;
+  ~layout_learning() { release(); }
+  void release() noexcept {
+    for (cudaEvent_t& e : events) {
+      if (e != nullptr) (void)cudaEventDestroy(e);  // a pending event is freed once it completes
+      e = nullptr;
+    }
+  }
+  bool make_events() noexcept {
+    for (cudaEvent_t& e : events) {
+      if (cudaEventCreate(&e) != cudaSuccess) {
+        e = nullptr;
+        (void)cudaGetLastError();
+        release();
+        return false;
+      }
+    }
+    return true;
+  }
+};
+
+// One call's layout, and the events around it when the call is a timed trial.
+struct layout_turn {
+  layout_policy layout = layout_policy::column_major;
+  cudaEvent_t start = nullptr, stop = nullptr;
+};
+
+constexpr std::size_t learnings_kept = 8;
+constexpr int trial_layouts = 3;
+
+layout_learning& learning_of(engine& eng, const problem& p, const eager_call& call) {
+  thread_local std::vector<std::unique_ptr<layout_learning>> memo;  // most recently used first
+  thread_local std::vector<std::int64_t> key;
+  analysis_key(eng, p, call, layout_policy::column_major, key);
+  key[1] = -1;  // analysis_key's layout slot (after the type): one learning for every layout
+  key.push_back(eng.runtime().device());
+  const std::uint64_t h = hash_of(key);
+  for (std::size_t i = 0; i < memo.size(); ++i) {
+    if (memo[i]->hash != h || memo[i]->key != key) continue;
+    if (i > 0) std::rotate(memo.begin(), memo.begin() + static_cast<std::ptrdiff_t>(i), memo.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    return *memo.front();
+  }
+  auto l = std::make_unique<layout_learning>();
+  l->hash = h;
+  l->key = key;
+  const layout_policy first = eng.opts().intermediate_layout;
+  std::size_t n = 0;
+  l->order[n++] = first;
+  for (layout_policy x : {layout_policy::column_major, layout_policy::row_major, layout_policy::follow})
+    if (x != first) l->order[n++] = x;
+  if (memo.size() == learnings_kept) memo.pop_back();
+  memo.insert(memo.begin(), std::move(l));
+  return *memo.front();
+}
+
+bool capturing(cudaStream_t stream) noexcept {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return true;  // unknown: no events
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
+
+layout_turn next_layout(engine& eng, const problem& p, const eager_call& call) {
+  const options& o = eng.opts();
+  if (!o.time_layouts || p.tree.steps.size() < 2) return {o.intermediate_layout};
+  layout_learning& l = learning_of(eng, p, call);
+  if (l.chosen >= 0) return {l.order[static_cast<std::size_t>(l.chosen)]};
+  if (capturing(call.stream)) return {l.order[0]};
+  if (l.calls < trial_layouts) return {l.order[static_cast<std::size_t>(l.calls++)]};
+  if (l.calls < 2 * trial_layouts) {
+    if (l.calls == trial_layouts && !l.make_events()) {
+      l.chosen = 0;
+      return {l.order[0]};
+    }
+    const auto i = static_cast<std::size_t>(l.calls++ - trial_layouts);
+    eng.count_layout_trial();
+    return {l.order[i], l.events[2 * i], l.events[2 * i + 1]};
+  }
+  float ms[trial_layouts] = {};
+  for (std::size_t i = 0; i < trial_layouts; ++i) {
+    const cudaError_t q = cudaEventQuery(l.events[2 * i + 1]);
+    if (q == cudaErrorNotReady) {
+      (void)cudaGetLastError();
+      return {l.order[0]};  // not finished yet: ask again on a later call
+    }
+    if (q != cudaSuccess || cudaEventElapsedTime(&ms[i], l.events[2 * i], l.events[2 * i + 1]) != cudaSuccess) {
+      (void)cudaGetLastError();
+      l.chosen = 0;  // a trial failed (its call threw before the stop event): keep the options' layout
+      l.release();
+      return {l.order[0]};
+    }
+  }
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < trial_layouts; ++i)
+    if (ms[i] < 0.97F * ms[best]) best = i;
+  l.chosen = static_cast<int>(best);
+  l.release();
+  eng.count_layout_learned(l.order[best]);
+  return {l.order[best]};
 }
 }  // namespace
 
@@ -99,7 +232,13 @@ const step_plan& analysis_of(engine& eng, const problem& p, const eager_call& ca
 device_operand contract_eager(engine& eng, const problem& p, const eager_call& call) {
   std::vector<device_operand> ops;
   try {
-    return contract_eager_impl(eng, p, call, ops);
+    const layout_turn turn = next_layout(eng, p, call);
+    // A failed record loses that trial (its elapsed time cannot be read later, so the learning
+    // keeps the options' layout); the call itself goes on.
+    if (turn.start != nullptr && cudaEventRecord(turn.start, call.stream) != cudaSuccess) (void)cudaGetLastError();
+    device_operand r = contract_eager_impl(eng, p, call, turn.layout, ops);
+    if (turn.stop != nullptr && cudaEventRecord(turn.stop, call.stream) != cudaSuccess) (void)cudaGetLastError();
+    return r;
   } catch (...) {
     for (device_operand& o : ops)
       if (o.owned && o.ptr != nullptr) eng.pool().deallocate(o.ptr, call.stream);
@@ -115,7 +254,7 @@ device_operand contract_eager(engine& eng, const problem& p, std::span<void* con
 }
 
 namespace {
-device_operand contract_eager_impl(engine& eng, const problem& p, const eager_call& call, std::vector<device_operand>& ops) {
+device_operand contract_eager_impl(engine& eng, const problem& p, const eager_call& call, layout_policy layout, std::vector<device_operand>& ops) {
   const network& net = p.net;
   const std::size_t n = net.inputs.size();
   const std::span<void* const> inputs = call.inputs;
@@ -132,7 +271,7 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
   };
 
   refuse_tensors_beyond_device(eng, p);
-  const step_plan& plan = analysis_of(eng, p, call);
+  const step_plan& plan = analysis_of(eng, p, call, layout);
   if (plan.kernel.front() == step_kernel::copy) {  // the single input already is the result: hand back a copy
     const std::vector<std::int64_t> shape = net.shape_of(net.inputs[0]);
     const std::size_t bytes = static_cast<std::size_t>(element_count(shape)) * elem;

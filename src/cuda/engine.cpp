@@ -190,6 +190,10 @@ counters engine::stats() const {
   c.syncs.event_syncs = rc.event_syncs;
   c.api.analysis_hits = analysis_hits_;
   c.api.analysis_misses = analysis_misses_;
+  c.api.eager_layout_trials = layout_trials_;
+  c.api.eager_layouts_row = layouts_learned_[static_cast<std::size_t>(layout_policy::row_major)];
+  c.api.eager_layouts_column = layouts_learned_[static_cast<std::size_t>(layout_policy::column_major)];
+  c.api.eager_layouts_follow = layouts_learned_[static_cast<std::size_t>(layout_policy::follow)];
   return c;
 }
 

@@ -61,6 +61,9 @@ class engine {
   void set_plan_cache_entries(std::size_t n);
   /// The eager analysis memo's outcome for one call (counted in stats().api).
   void count_analysis(bool hit) noexcept { ++(hit ? analysis_hits_ : analysis_misses_); }
+  /// Eager's layout learning (src/cuda/eager.cpp): a timed trial call, and a network decided on `l`.
+  void count_layout_trial() noexcept { ++layout_trials_; }
+  void count_layout_learned(layout_policy l) noexcept { ++layouts_learned_[static_cast<std::size_t>(l)]; }
   /// Fault injection (tests): the next `n` plan builds fail as a cuTENSOR plan failure would.
   void inject_plan_failures(int n) noexcept { plans_->inject_failures(n); }
 
@@ -97,6 +100,8 @@ class engine {
   std::vector<cudaStream_t> slot_streams_;
   std::size_t device_total_bytes_ = 0;  // 0: not asked yet (or the device cannot say)
   std::uint64_t analysis_hits_ = 0, analysis_misses_ = 0;
+  std::uint64_t layout_trials_ = 0;
+  std::uint64_t layouts_learned_[3] = {};  // by layout_policy
 };
 
 /// Throws device_error when no CUDA device is usable (with the reason).

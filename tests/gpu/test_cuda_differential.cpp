@@ -568,6 +568,52 @@ TEST_F(Differential, CompiledTimedLayoutsMatchCpu) {
   EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
 }
 
+// options::time_layouts in eager calls: a network's first six calls run under each layout twice
+// (the second three timed), a later call settles on one, and every call's result is the CPU
+// engine's. Off: no trial, no decision. In all four types, on networks of several sizes (seeds of
+// their own: the learning is kept per thread, so a network another test contracted on this thread
+// would already be decided).
+TEST_F(Differential, EagerLearnsItsLayout) {
+  int decided = 0;
+  for (bool learn : {true, false}) {
+    cuda::options opt;
+    opt.time_layouts = learn;
+    engine eng(opt);
+    for (dtype t : {dtype::f32, dtype::f64, dtype::c64, dtype::c128}) {
+      for (const tree_case& c : tree_cases) {
+        if (c.tensors < 5) continue;
+        std::uint64_t used = 0;
+        const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 900 + (learn ? 0 : 50), t, &used);
+        const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+        const host_tensor want = cpu::contract(p, in);
+        const cuda::counters before = eng.stats();
+        for (int call = 0; call < 8; ++call)
+          EXPECT_LE(gputest::rel_error(run_eager(eng, p, in), want), gputest::tolerance(t, gputest::longest_sum(p), 64.0))
+              << p.source << " " << name_of(t) << " call " << call;
+        const cuda::counters after = eng.stats();
+        const auto trials = after.api.eager_layout_trials - before.api.eager_layout_trials;
+        const auto learned = (after.api.eager_layouts_column + after.api.eager_layouts_row + after.api.eager_layouts_follow) -
+                             (before.api.eager_layouts_column + before.api.eager_layouts_row + before.api.eager_layouts_follow);
+        if (learn && p.tree.steps.size() >= 2) {
+          EXPECT_EQ(trials, 3U) << p.source;
+          EXPECT_EQ(learned, 1U) << p.source << ": run_eager waits for each call, so call 7 can decide";
+          decided += static_cast<int>(learned);
+        } else {
+          EXPECT_EQ(trials, 0U) << p.source;
+          EXPECT_EQ(learned, 0U) << p.source;
+        }
+      }
+    }
+    const cuda::counters c = eng.stats();
+    std::printf("[eager layouts] learn %d: %llu trials, decided column %llu, row %llu, follow %llu\n", learn ? 1 : 0,
+                static_cast<unsigned long long>(c.api.eager_layout_trials), static_cast<unsigned long long>(c.api.eager_layouts_column),
+                static_cast<unsigned long long>(c.api.eager_layouts_row), static_cast<unsigned long long>(c.api.eager_layouts_follow));
+    eng.synchronize();
+    EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
+  }
+  EXPECT_GT(decided, 0);
+}
+
 // Independent steps at once: programs captured on several streams, their intermediates planned over
 // the tree's levels, against the CPU engine, in every dtype, with and without fusion, three runs
 // each on fresh inputs (a race shows as a moving error); the graph-less replay (one stream, level
