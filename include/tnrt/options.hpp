@@ -31,7 +31,11 @@ struct options {
   int device = 0;
   /// The runner's mode (tnrt::cuda::run); the library API picks by call (contract or compile).
   exec_mode mode = exec_mode::eager;
-  std::size_t plan_cache_entries = 64;  // see docs/results.md for the sweep
+  /// cuTENSOR plans kept (LRU; host metadata, about 4 KiB each). A network contracted eagerly
+  /// again and again re-plans every library step once it has more than this many distinct ones
+  /// (the suite's MPO, lattice, QAOA and LM networks have 70-190), so the bound is generous: see
+  /// docs/results.md for the sweeps.
+  std::size_t plan_cache_entries = 512;
   device::retire_mode retire = device::retire_mode::deferred;
   std::size_t retirement_capacity = device::retirement_queue::default_capacity;
   std::size_t workspace_cap = device::shared_workspace::default_cap;
@@ -52,9 +56,9 @@ struct options {
   /// the other two), time a few replays of each and keep the fastest (a candidate replaces the kept
   /// one when at least 3% faster; the two held at once share the memory limit, and a candidate that
   /// does not fit in what the kept one leaves is skipped). Eager calls
-  /// learn it instead (src/cuda/eager.cpp): a network's first six calls on a thread run under each
-  /// layout twice, the second three timed by events on the call's stream, and later calls take the
-  /// fastest (intermediate_layout unless another is at least 3% faster; no host wait). Off:
+  /// learn it instead (src/cuda/eager.cpp): a network's first six calls on a thread run each
+  /// layout twice in a row, the second call timed by events on the call's stream, and later calls
+  /// take the fastest (intermediate_layout unless another is at least 3% faster; no host wait). Off:
   /// intermediate_layout alone, in both. Sliced programs always take intermediate_layout.
   bool time_layouts = true;
   /// Compiled: capture the program's graph with independent steps on separate streams (the tree's
