@@ -31,11 +31,12 @@ struct options {
   int device = 0;
   /// The runner's mode (tnrt::cuda::run); the library API picks by call (contract or compile).
   exec_mode mode = exec_mode::eager;
-  /// cuTENSOR plans kept (LRU; host metadata, about 4 KiB each). A network contracted eagerly
-  /// again and again re-plans every library step once it has more than this many distinct ones
-  /// (the suite's MPO, lattice, QAOA and LM networks have 70-190), so the bound is generous: see
-  /// docs/results.md for the sweeps.
-  std::size_t plan_cache_entries = 512;
+  /// cuTENSOR plans kept (LRU; host metadata, about 4 KiB each; 64 by default, as issue 4 set it).
+  /// A network of more distinct library steps than this, contracted eagerly again and again,
+  /// re-plans them on every call; 512 entries measured no faster on three such networks (QAOA p=4,
+  /// regular3-n130, lm-sliding-d3; bench/results/2026-12-03-h200-eager-learn). Sweeps of the unfused
+  /// reference tree: docs/results.md.
+  std::size_t plan_cache_entries = 64;
   device::retire_mode retire = device::retire_mode::deferred;
   std::size_t retirement_capacity = device::retirement_queue::default_capacity;
   std::size_t workspace_cap = device::shared_workspace::default_cap;

@@ -112,8 +112,8 @@ struct search_options {
   /// also search under the plain roofline (cost_model's calibration terms off, subtrees of at most 8
   /// leaves) and keep that path when `model` scores it lower: two landscapes, two chances (on
   /// hyper-n100 the calibrated search alone found a path 2x slower than the roofline's, which the
-  /// calibrated model itself scores better; bench/results/2026-12-03-h200-calibration). The time
-  /// bound holds for each search, so the whole may take twice max_seconds.
+  /// calibrated model itself scores better; bench/results/2026-12-03-h200-calibration). The searches
+  /// beside run at once with the main one, on threads of their own, each under the time bound.
   bool roofline_search = false;
   /// also search under model.tile_fit() (the calibration without the overlap term, reconf_leaves as
   /// set) and keep that path when `model` scores it lower, as roofline_search does. On in auto: of
@@ -130,7 +130,7 @@ struct search_result {
   double predicted_seconds = 0;        // the cost model's time of the path's tree (options' model)
   int trials = 0;                      // greedy trials run
   int partition_trials = 0;            // partitioning trials run
-  double seconds = 0;                  // wall-clock time of the search
+  double seconds = 0;                  // wall-clock time of the search (the searches beside run at once)
 };
 
 /// The options of path_optimizer::automatic (the CLI's and Python's "auto"): the cost model of

@@ -6,10 +6,12 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <future>
 #include <iterator>
 #include <limits>
 #include <queue>
 #include <string>
+#include <system_error>
 #include <tuple>
 #include <utility>
 
@@ -621,28 +623,43 @@ search_result search_one(const network& net, const search_options& opt);
 
 // The search under opt.model, and beside it one under the plain roofline (roofline_search) and one
 // under the fit without the overlap term (tile_search), each path kept when opt.model scores it lower.
+// The searches beside run on threads of their own while this one runs the main search (each is
+// deterministic and they share nothing; the results are combined in this fixed order, so the path
+// is the one the same searches run one after another would give); a thread that cannot be started
+// runs its search here afterwards.
 search_result search_path(const network& net, const search_options& opt) {
-  search_result r = search_one(net, opt);
-  if (opt.objective != search_objective::model || net.inputs.size() <= 2) return r;
-  const auto beside = [&](const cost_model& other, int leaves) {
+  const auto t0 = clock_type::now();
+  const bool besides = opt.objective == search_objective::model && net.inputs.size() > 2;
+  std::vector<search_options> others;
+  const auto add = [&](const cost_model& other, int leaves) {
     search_options o = opt;
     o.model = other;
     o.reconf_leaves = std::min(opt.reconf_leaves, leaves);
     o.roofline_search = o.tile_search = false;
-    search_result b = search_one(net, o);
+    others.push_back(std::move(o));
+  };
+  if (besides && opt.roofline_search) add(opt.model.roofline(), 8);
+  if (besides && opt.tile_search) add(opt.model.tile_fit(), opt.reconf_leaves);
+  std::vector<std::future<search_result>> running(others.size());
+  for (std::size_t i = 0; i < others.size(); ++i) {
+    try {
+      running[i] = std::async(std::launch::async, [&net, &o = others[i]] { return search_one(net, o); });
+    } catch (const std::system_error&) {  // no thread: run it here below
+    }
+  }
+  search_result r = search_one(net, opt);
+  for (std::size_t i = 0; i < others.size(); ++i) {
+    search_result b = running[i].valid() ? running[i].get() : search_one(net, others[i]);
     const double b_model = predicted_seconds(net, tree_from_linear_path(net, b.path), opt.model);
-    const double seconds = r.seconds + b.seconds;
     const int trials = r.trials + b.trials, partition = r.partition_trials + b.partition_trials;
     if (b_model < r.predicted_seconds * (1 - 1e-9)) {
       r = std::move(b);
       r.predicted_seconds = b_model;
     }
-    r.seconds = seconds;
     r.trials = trials;
     r.partition_trials = partition;
-  };
-  if (opt.roofline_search) beside(opt.model.roofline(), 8);
-  if (opt.tile_search) beside(opt.model.tile_fit(), opt.reconf_leaves);
+  }
+  r.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
   return r;
 }
 

@@ -126,6 +126,16 @@ TEST(search, deterministic_under_a_seed) {
   EXPECT_EQ(a.path, b.path);
   EXPECT_EQ(a.trials, 12);
   EXPECT_EQ(a.log2_flops, b.log2_flops);
+  // auto: the roofline's and the tile fit's searches run on threads beside the main one; the
+  // combined result is the same every time, and every search ran all its trials
+  search_options o = automatic_search_options(dtype::f32);
+  o.max_seconds = 0;
+  const search_result c = search_path(net, o), d = search_path(net, o);
+  EXPECT_EQ(c.path, d.path);
+  EXPECT_EQ(c.predicted_seconds, d.predicted_seconds);
+  EXPECT_EQ(c.trials, 3 * o.max_trials);
+  EXPECT_EQ(c.partition_trials, d.partition_trials);
+  EXPECT_GT(c.seconds, 0.0);
 }
 
 TEST(search, never_worse_than_greedy_on_larger_random_hypergraphs) {
