@@ -92,8 +92,8 @@ GPU knobs:
                              kept when faster (default 0; each costs a JIT compile of a second or more)
   --layout auto|column|follow|row   intermediates' layout (default auto: compiled mode builds the program under
                              each of the three, times a few replays and keeps the fastest; eager runs a
-                             network's first six calls under each layout twice in a row, timing the
-                             second, then keeps the fastest; column: the tree's label order, first contiguous)
+                             network's first six calls under each layout twice (a warm round, then a
+                             timed round), then keeps the fastest; column: the tree's label order, first contiguous)
   --no-fuse                  run every step through cuTENSOR (default: small subtrees in one fused launch)
   --tiled auto|on|off        large x small steps via tnrt's tiled streaming kernel (default auto: compiled
                              mode times it (both layouts) against cuTENSOR per step and keeps the fastest,
@@ -697,7 +697,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
     add();
   } else if (s.api.eager_layout_trials > 0) {  // eager learned (or is learning) its layout over the first calls
     const std::uint64_t learned = s.api.eager_layouts_column + s.api.eager_layouts_row + s.api.eager_layouts_follow;
-    std::snprintf(line, sizeof line, "layout: %s (eager, learned from %llu timed calls, one per layout, each after a warm call)",
+    std::snprintf(line, sizeof line, "layout: %s (eager, learned from %llu timed calls, one per layout, after a warm round)",
                   learned == 0                       ? "not decided yet"
                   : s.api.eager_layouts_row > 0      ? "row"
                   : s.api.eager_layouts_follow > 0   ? "follow"

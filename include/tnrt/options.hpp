@@ -31,12 +31,13 @@ struct options {
   int device = 0;
   /// The runner's mode (tnrt::cuda::run); the library API picks by call (contract or compile).
   exec_mode mode = exec_mode::eager;
-  /// cuTENSOR plans kept (LRU; host metadata, about 4 KiB each; 64 by default, as issue 4 set it).
-  /// A network of more distinct library steps than this, contracted eagerly again and again,
-  /// re-plans them on every call; 512 entries measured no faster on three such networks (QAOA p=4,
-  /// regular3-n130, lm-sliding-d3; bench/results/2026-12-03-h200-eager-learn). Sweeps of the unfused
-  /// reference tree: docs/results.md.
-  std::size_t plan_cache_entries = 64;
+  /// cuTENSOR plans kept (LRU; host metadata, about 4 KiB each). 512, not issue 4's 64: eager's
+  /// layout learning (time_layouts) runs a round of warm calls under all three layouts before its
+  /// timed round, so the cache must hold three layouts' plans of a network. At 64, 7 of 30 suite
+  /// networks learned a layout slower than column-major by 3% or more (the trials timed plan builds);
+  /// at 512 the three of them measured again kept column-major (bench/results/
+  /// 2026-12-03-h200-eager-learn). Sweeps of the unfused reference tree: docs/results.md.
+  std::size_t plan_cache_entries = 512;
   device::retire_mode retire = device::retire_mode::deferred;
   std::size_t retirement_capacity = device::retirement_queue::default_capacity;
   std::size_t workspace_cap = device::shared_workspace::default_cap;
@@ -57,9 +58,9 @@ struct options {
   /// the other two), time a few replays of each and keep the fastest (a candidate replaces the kept
   /// one when at least 3% faster; the two held at once share the memory limit, and a candidate that
   /// does not fit in what the kept one leaves is skipped). Eager calls
-  /// learn it instead (src/cuda/eager.cpp): a network's first six calls on a thread run each
-  /// layout twice in a row, the second call timed by events on the call's stream, and later calls
-  /// take the fastest (intermediate_layout unless another is at least 3% faster; no host wait). Off:
+  /// learn it instead (src/cuda/eager.cpp): a network's first six calls on a thread run under
+  /// each layout twice, a warm round and then a round timed by events on the call's stream, and
+  /// later calls take the fastest (intermediate_layout unless another is at least 3% faster; no host wait). Off:
   /// intermediate_layout alone, in both. Sliced programs always take intermediate_layout.
   bool time_layouts = true;
   /// Compiled: capture the program's graph with independent steps on separate streams (the tree's

@@ -106,12 +106,12 @@ const step_plan& analysis_of(engine& eng, const problem& p, const eager_call& ca
 // 2026-12-03-h200-own-sitting/eager-layouts.md) row-major took 1.61x column-major's time on the
 // reference network and 0.63x on lattice-10x10, follow 0.60x on hyper-n100, and neither flops per
 // byte nor the largest tensor told such networks apart. Users contract the same network many
-// times, so a network's first six calls on a thread learn it: each layout runs twice in a row, a
-// warm call (its plans built, the pool grown) and a call timed between two events on the call's
-// stream. The timed call follows its own warm call because a round of all three layouts first
-// evicts a network's plans from the cache before they are timed (measured: steady states up to
-// 1.19x slower than column-major were chosen that way). The first later call whose three timed
-// calls have all finished (an event query, never a wait) picks the fastest, the options' own layout
+// times, so a network's first six calls on a thread learn it: calls 1-3 run under each layout once
+// (its plans built, the pool grown), calls 4-6 again, each timed between two events on the call's
+// stream. The plan cache must hold the three layouts' plans between the rounds, or the timed round
+// times plan builds: at 64 entries steady states up to 1.19x slower than column-major were chosen,
+// hence the default of 512 (options::plan_cache_entries; bench/results/2026-12-03-h200-eager-learn).
+// The first later call whose three timed calls have all finished (an event query, never a wait) picks the fastest, the options' own layout
 // unless another is at least 3% faster (compiled's rule), and every later call takes it. Until
 // then calls take the options' layout, and a call on a stream being captured into a graph takes
 // part in no trial (no events are recorded into a capture).

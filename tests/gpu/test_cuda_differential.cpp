@@ -568,8 +568,8 @@ TEST_F(Differential, CompiledTimedLayoutsMatchCpu) {
   EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
 }
 
-// options::time_layouts in eager calls: a network's first six calls run each layout twice in a
-// row (the second call timed), a later call settles on one, and every call's result is the CPU
+// options::time_layouts in eager calls: a network's first six calls run under each layout twice
+// (a warm round, then a timed round), a later call settles on one, and every call's result is the CPU
 // engine's. Off: no trial, no decision. In all four types, on networks of several sizes (seeds of
 // their own: the learning is kept per thread, so a network another test contracted on this thread
 // would already be decided).

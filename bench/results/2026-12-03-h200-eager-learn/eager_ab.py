@@ -28,7 +28,7 @@ def parse(name):
 
 
 for log, title in (("eager-ab-1.log", "f26ebbd: one round of warm calls, then one timed round"),
-                   ("eager-ab-2.log", "4cb6d86: each layout timed right after its own warm call; plan cache 512")):
+                   ("eager-ab-2.log", "4cb6d86: the same rounds, plan cache 512 entries")):
     t = parse(log)
     print(f"## {title} ({log})\n")
     cols = [k for k in next(iter(t.values())) if k not in ("learned", "choice")]
