@@ -356,6 +356,15 @@ class py_context {
       else if (key == "branches") opt_.concurrent_branches = choice_of(key, v);
       else if (key == "split_sums") opt_.split_sums = choice_of(key, v);
       else if (key == "time_layouts") opt_.time_layouts = nb::cast<bool>(v);
+      else if (key == "layout") {  // the CLI's --layout: 'auto' times (compiled) or learns (eager) it, else fixed
+        const auto s = nb::cast<std::string>(v);
+        if (s != "auto" && s != "column" && s != "row" && s != "follow")
+          throw tnrt::usage_error("option 'layout' is 'auto', 'column', 'row' or 'follow', not '" + s + "'");
+        opt_.time_layouts = s == "auto";
+        opt_.intermediate_layout = s == "row"      ? tnrt::layout_policy::row_major
+                                   : s == "follow" ? tnrt::layout_policy::follow
+                                                   : tnrt::layout_policy::column_major;
+      }
       else if (key == "precision") {
         const auto s = nb::cast<std::string>(v);
         if (s != "full" && s != "tf32" && s != "tf32x3") throw tnrt::usage_error("option 'precision' is 'full', 'tf32' or 'tf32x3', not '" + s + "'");

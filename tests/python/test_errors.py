@@ -132,6 +132,10 @@ def test_context_options_are_checked():
             _tnrt.Context(-1, {key: "sometimes"})
         _tnrt.Context(-1, {key: "never"})
     _tnrt.Context(-1, {"time_layouts": False})
+    for value in ("auto", "column", "row", "follow"):
+        _tnrt.Context(-1, {"layout": value})
+    with pytest.raises(tnrt.UsageError, match="layout"):
+        _tnrt.Context(-1, {"layout": "diagonal"})
     for value in ("full", "tf32", "tf32x3"):
         _tnrt.Context(-1, {"precision": value})
     with pytest.raises(tnrt.UsageError, match="precision"):
