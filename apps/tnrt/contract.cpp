@@ -425,9 +425,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.use_graph = !a.has("no-graph");
   const std::string layout = a.choice_or("layout", "auto", {"auto", "follow", "column", "row"});
   o.time_layouts = layout == "auto";
-  o.intermediate_layout = layout == "follow" ? layout_policy::follow
-                          : layout == "row"  ? layout_policy::row_major
-                                             : layout_policy::column_major;
+  o.intermediate_layout = layout_named(layout).value_or(layout_policy::column_major);
   o.fuse_small_steps = !a.has("no-fuse");
   o.tiled_kernel = choice_knob(a, "tiled");
   o.fuse_max_elements = a.int_or("fuse-max", o.fuse_max_elements, 1, 1 << 20);
@@ -594,10 +592,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"retirement_capacity", opt.retirement_capacity},
                   {"workspace_cap", opt.workspace_cap},
                   {"use_graph", opt.use_graph},
-                  {"layout", opt.time_layouts                                         ? "auto"
-                             : opt.intermediate_layout == layout_policy::follow         ? "follow"
-                             : opt.intermediate_layout == layout_policy::column_major ? "column"
-                                                                                      : "row"},
+                  {"layout", opt.time_layouts ? std::string("auto") : std::string(name_of(opt.intermediate_layout))},
                   {"fuse_small_steps", opt.fuse_small_steps},
                   {"tiled_kernel", knob_name(opt.tiled_kernel)},
                   {"fuse_max_elements", opt.fuse_max_elements},

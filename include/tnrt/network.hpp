@@ -5,7 +5,9 @@
 // Layout convention everywhere in tnrt: row-major (NumPy's C order). An operand with labels
 // (a, b, c) and extents (2, 3, 4) has strides (12, 4, 1) in elements: the LAST label is contiguous.
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tnrt/dtype.hpp"
@@ -77,6 +79,11 @@ enum class layout_policy : std::uint8_t {
                  // operand's kept modes in its own memory order, so a bandwidth-bound step streams
                  // the large operand and the result in the same order
 };
+
+/// A layout's name: "row", "column" or "follow" (the CLI's --layout, Python's "layout" option).
+std::string_view name_of(layout_policy l) noexcept;
+/// The layout of that name; nothing for any other name.
+std::optional<layout_policy> layout_named(std::string_view name) noexcept;
 
 /// Labels of every operand id (inputs, then each step's result) in order.
 std::vector<std::vector<label_t>> operand_labels(const network& net, const contraction_tree& tree);

@@ -358,12 +358,10 @@ class py_context {
       else if (key == "time_layouts") opt_.time_layouts = nb::cast<bool>(v);
       else if (key == "layout") {  // the CLI's --layout: 'auto' times (compiled) or learns (eager) it, else fixed
         const auto s = nb::cast<std::string>(v);
-        if (s != "auto" && s != "column" && s != "row" && s != "follow")
-          throw tnrt::usage_error("option 'layout' is 'auto', 'column', 'row' or 'follow', not '" + s + "'");
-        opt_.time_layouts = s == "auto";
-        opt_.intermediate_layout = s == "row"      ? tnrt::layout_policy::row_major
-                                   : s == "follow" ? tnrt::layout_policy::follow
-                                                   : tnrt::layout_policy::column_major;
+        const std::optional<tnrt::layout_policy> l = tnrt::layout_named(s);
+        if (s != "auto" && !l) throw tnrt::usage_error("option 'layout' is 'auto', 'column', 'row' or 'follow', not '" + s + "'");
+        opt_.time_layouts = !l;
+        if (l) opt_.intermediate_layout = *l;
       }
       else if (key == "precision") {
         const auto s = nb::cast<std::string>(v);

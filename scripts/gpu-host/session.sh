@@ -142,6 +142,7 @@ PY
             ;;
     eagerdiag) # eager and compiled under tnrt's kernel switches, on the networks where eager trails
             # torch eager (EAGER_PROBLEMS globs; EAGER_VARIANTS: ';'-separated option sets instead of the default seven)
+            set -f  # EAGER_PROBLEMS' globs are the networks', not files of the working directory
             python3 - "$bin/tnrt" ${EAGER_PROBLEMS:-'regular3-n160' 'hyper-n100*' 'lattice-7x7*' 'lm-sliding-d2*' 'chain-n8*'} <<'PY'
 import fnmatch, json, os, subprocess, sys
 tnrt, globs = sys.argv[1], sys.argv[2:]
@@ -160,6 +161,7 @@ for p in suite["problems"]:
         t = [l for l in r.stdout.splitlines() if l.startswith(("time:", "layout:"))]
         print("  %-28s " % v + (" | ".join(t) if r.returncode == 0 else "rc %d %s" % (r.returncode, r.stderr.strip()[:200])), flush=True)
 PY
+            set +f
             ;;
     apidbg) # an unstripped test_cuda_api (.gpu-dbg/test_cuda_api.xz): each test alone, then a backtrace
             mkdir -p /tmp/dbg && xz -dc .gpu-dbg/test_cuda_api.xz > /tmp/dbg/test_cuda_api && chmod +x /tmp/dbg/test_cuda_api

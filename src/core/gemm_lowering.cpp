@@ -95,11 +95,8 @@ bool collect_modes(const lowered_step& s, std::vector<mode_strides>& modes) {
   return std::none_of(modes.begin(), modes.end(), [](const mode_strides& md) { return role_of(md) == role_refused; });
 }
 
-}  // namespace
-
-std::optional<gemm_form> lower_to_gemm(const lowered_step& s) {
-  std::vector<mode_strides> modes;
-  if (!collect_modes(s, modes)) return std::nullopt;
+// The one GEMM a contraction's modes (collect_modes) make as they lie, if any.
+std::optional<gemm_form> gemm_of_modes(const std::vector<mode_strides>& modes) {
   std::vector<mode_strides> groups[4];  // by role: batch, m, n, k
   for (const mode_strides& md : modes)
     if (const role r = role_of(md); r != role_unused) groups[r].push_back(md);
@@ -135,9 +132,17 @@ std::optional<gemm_form> lower_to_gemm(const lowered_step& s) {
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<gemm_form> lower_to_gemm(const lowered_step& s) {
+  std::vector<mode_strides> modes;
+  if (!collect_modes(s, modes)) return std::nullopt;
+  return gemm_of_modes(modes);
+}
+
 std::optional<gemm_with_copies> lower_to_gemm_with_copies(const lowered_step& s) {
   std::vector<mode_strides> modes;
-  if (!collect_modes(s, modes) || lower_to_gemm(s)) return std::nullopt;
+  if (!collect_modes(s, modes) || gemm_of_modes(modes)) return std::nullopt;
   std::vector<int> group_of(modes.size(), role_unused);
   std::int64_t elements[3] = {1, 1, 1};
   for (std::size_t id = 0; id < modes.size(); ++id) {

@@ -35,6 +35,24 @@ std::string network::describe(const std::vector<label_t>& labels) const {
   return s;
 }
 
+std::string_view name_of(layout_policy l) noexcept {
+  switch (l) {
+    case layout_policy::row_major:
+      return "row";
+    case layout_policy::column_major:
+      return "column";
+    case layout_policy::follow:
+      return "follow";
+  }
+  return "column";
+}
+
+std::optional<layout_policy> layout_named(std::string_view name) noexcept {
+  for (layout_policy l : {layout_policy::row_major, layout_policy::column_major, layout_policy::follow})
+    if (name == name_of(l)) return l;
+  return std::nullopt;
+}
+
 std::vector<std::vector<label_t>> operand_labels(const network& net, const contraction_tree& tree) {
   std::vector<std::vector<label_t>> ops = net.inputs;
   ops.reserve(net.inputs.size() + tree.steps.size());

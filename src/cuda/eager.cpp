@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <memory>
+#include <optional>
 
 #include "core/fusion.hpp"
 #include "core/step_plan.hpp"
@@ -17,89 +18,9 @@
 namespace tnrt::cuda {
 
 namespace {
-device_operand contract_eager_impl(engine& eng, const problem& p, const eager_call& call, layout_policy layout, std::vector<device_operand>& ops);
-
-// Eager's step plan (core/step_plan.hpp: every layout and lowered step, the fusion plan, each
-// step's consumer and kernel, the tiled steps' records). Users contract the same network many
-// times: the last few plans are kept per thread, found by a hash of their full structural key and
-// reused only when that whole key is equal (a hash collision must never run another problem's
-// strides), so a repeated call skips straight to allocating and launching (the host work was
-// measured on the critical path: the GPU waited for it).
-struct eager_analysis {
-  std::uint64_t hash = 0;
-  std::vector<std::int64_t> key;
-  step_plan plan;
-};
-
-// Everything the plan depends on, flattened: the options that shape it, the type, extents,
-// input labels, the tree and the input and output strides. Sizes precede each list, so two
-// different structures never flatten alike.
-void analysis_key(const engine& eng, const problem& p, const eager_call& call, layout_policy layout, std::vector<std::int64_t>& k) {
-  k.clear();
-  const options& o = eng.opts();
-  auto add_all = [&k](const auto& v) {
-    k.push_back(static_cast<std::int64_t>(v.size()));
-    for (const auto& x : v) k.push_back(static_cast<std::int64_t>(x));
-  };
-  k.push_back(static_cast<std::int64_t>(p.type));
-  k.push_back(static_cast<std::int64_t>(layout));
-  k.push_back(o.fuse_small_steps ? 1 : 0);
-  k.push_back(o.fuse_max_elements);
-  k.push_back(static_cast<std::int64_t>(o.tiled_kernel));
-  k.push_back(o.tiled_min_elements);
-  add_all(p.net.extents);
-  k.push_back(static_cast<std::int64_t>(p.net.inputs.size()));
-  for (const auto& in : p.net.inputs) add_all(in);
-  k.push_back(static_cast<std::int64_t>(p.tree.steps.size()));
-  for (const step& s : p.tree.steps) {
-    k.push_back(s.lhs);
-    k.push_back(s.rhs);
-    add_all(s.out);
-  }
-  k.push_back(call.input_strides != nullptr ? 1 : 0);
-  if (call.input_strides != nullptr)
-    for (const auto& st : *call.input_strides) add_all(st);
-  k.push_back(call.output_strides != nullptr ? 1 : 0);
-  if (call.output_strides != nullptr) add_all(*call.output_strides);
-}
-
-std::uint64_t hash_of(const std::vector<std::int64_t>& key) noexcept {
-  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the 64-bit words
-  for (std::int64_t x : key) {
-    h ^= static_cast<std::uint64_t>(x);
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
-constexpr std::size_t analyses_kept = 8;
-
-const step_plan& analysis_of(engine& eng, const problem& p, const eager_call& call, layout_policy layout) {
-  thread_local std::vector<std::unique_ptr<eager_analysis>> memo;  // most recently used first
-  thread_local std::vector<std::int64_t> key;
-  analysis_key(eng, p, call, layout, key);
-  const std::uint64_t h = hash_of(key);
-  for (std::size_t i = 0; i < memo.size(); ++i) {
-    if (memo[i]->hash != h || memo[i]->key != key) continue;
-    if (i > 0) std::rotate(memo.begin(), memo.begin() + static_cast<std::ptrdiff_t>(i), memo.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-    eng.count_analysis(true);
-    return memo.front()->plan;
-  }
-  eng.count_analysis(false);
-  auto a = std::make_unique<eager_analysis>();
-  if (layout == eng.opts().intermediate_layout) {
-    a->plan = plan_steps(p, eng.opts(), call.input_strides, call.output_strides);
-  } else {
-    options o = eng.opts();
-    o.intermediate_layout = layout;
-    a->plan = plan_steps(p, o, call.input_strides, call.output_strides);
-  }
-  a->hash = h;
-  a->key = key;
-  if (memo.size() == analyses_kept) memo.pop_back();
-  memo.insert(memo.begin(), std::move(a));
-  return memo.front()->plan;
-}
+struct eager_analysis;
+device_operand contract_eager_impl(engine& eng, const problem& p, const eager_call& call, eager_analysis& analysis, layout_policy layout,
+                                   std::vector<device_operand>& ops);
 
 // Eager learns its intermediate layout (options::time_layouts, the default). Which layout is
 // fastest depends on the network: measured on the families suite (bench/results/
@@ -111,20 +32,23 @@ const step_plan& analysis_of(engine& eng, const problem& p, const eager_call& ca
 // stream. The plan cache must hold the three layouts' plans between the rounds, or the timed round
 // times plan builds: at 64 entries steady states up to 1.19x slower than column-major were chosen,
 // hence the default of 512 (options::plan_cache_entries; bench/results/2026-12-03-h200-eager-learn).
-// The first later call whose three timed calls have all finished (an event query, never a wait) picks the fastest, the options' own layout
-// unless another is at least 3% faster (compiled's rule), and every later call takes it. Until
-// then calls take the options' layout, and a call on a stream being captured into a graph takes
-// part in no trial (no events are recorded into a capture).
-// Results under different layouts differ only in rounding (the order of sums).
+// The first later call whose three timed calls have all finished (an event query, never a wait)
+// picks the fastest, the options' own layout unless another is at least 3% faster (compiled's
+// rule), and every later call takes it. Until then calls take the options' layout, and a call on a
+// stream being captured into a graph takes part in no trial (no events are recorded into a
+// capture). Results under different layouts differ only in rounding (the order of sums).
 struct layout_learning {
-  std::uint64_t hash = 0;
-  std::vector<std::int64_t> key;  // the analysis key under a layout slot of -1, then the device
   std::array<layout_policy, 3> order{};
   int calls = 0;    // calls that took part so far
   int chosen = -1;  // index into order, once decided
   std::array<cudaEvent_t, 6> events{};  // start and stop of each layout's timed call
 
-  layout_learning() = default;
+  explicit layout_learning(layout_policy first) {
+    std::size_t n = 0;
+    order[n++] = first;
+    for (layout_policy x : {layout_policy::column_major, layout_policy::row_major, layout_policy::follow})
+      if (x != first) order[n++] = x;
+  }
   layout_learning(const layout_learning&) = delete;
   layout_learning& operator=(const layout_learning&) = delete;
   ~layout_learning() { release(); }
@@ -147,39 +71,103 @@ struct layout_learning {
   }
 };
 
-// One call's layout, and the events around it when the call is a timed trial.
-struct layout_turn {
-  layout_policy layout = layout_policy::column_major;
-  cudaEvent_t start = nullptr, stop = nullptr;
+// What eager keeps of a network it contracted: its step plan under each layout it ran
+// (core/step_plan.hpp: every layout and lowered step, the fusion plan, each step's consumer and
+// kernel, the tiled steps' records) and its layout learning. Users contract the same network many
+// times: the last few are kept per thread, found by a hash of their full structural key and reused
+// only when that whole key is equal (a hash collision must never run another problem's strides),
+// so a repeated call skips straight to allocating and launching (the host work was measured on the
+// critical path: the GPU waited for it). One key, built once a call, finds both.
+struct eager_analysis {
+  std::uint64_t hash = 0;
+  std::vector<std::int64_t> key;
+  std::array<std::optional<step_plan>, 3> plans;  // by layout_policy
+  layout_learning learning;
+
+  explicit eager_analysis(layout_policy first) : learning(first) {}
 };
 
-constexpr std::size_t learnings_kept = 8;
-constexpr int trial_layouts = 3;
+// Everything the plans depend on but the layout, flattened: the options that shape them, the
+// type, extents, input labels, the tree, the input and output strides, and the device (the
+// learning's events belong to it). Sizes precede each list, so two different structures never
+// flatten alike.
+void analysis_key(engine& eng, const problem& p, const eager_call& call, std::vector<std::int64_t>& k) {
+  k.clear();
+  const options& o = eng.opts();
+  auto add_all = [&k](const auto& v) {
+    k.push_back(static_cast<std::int64_t>(v.size()));
+    for (const auto& x : v) k.push_back(static_cast<std::int64_t>(x));
+  };
+  k.push_back(static_cast<std::int64_t>(p.type));
+  k.push_back(o.fuse_small_steps ? 1 : 0);
+  k.push_back(o.fuse_max_elements);
+  k.push_back(static_cast<std::int64_t>(o.tiled_kernel));
+  k.push_back(o.tiled_min_elements);
+  add_all(p.net.extents);
+  k.push_back(static_cast<std::int64_t>(p.net.inputs.size()));
+  for (const auto& in : p.net.inputs) add_all(in);
+  k.push_back(static_cast<std::int64_t>(p.tree.steps.size()));
+  for (const step& s : p.tree.steps) {
+    k.push_back(s.lhs);
+    k.push_back(s.rhs);
+    add_all(s.out);
+  }
+  k.push_back(call.input_strides != nullptr ? 1 : 0);
+  if (call.input_strides != nullptr)
+    for (const auto& st : *call.input_strides) add_all(st);
+  k.push_back(call.output_strides != nullptr ? 1 : 0);
+  if (call.output_strides != nullptr) add_all(*call.output_strides);
+  k.push_back(eng.runtime().device());
+}
 
-layout_learning& learning_of(engine& eng, const problem& p, const eager_call& call) {
-  thread_local std::vector<std::unique_ptr<layout_learning>> memo;  // most recently used first
+std::uint64_t hash_of(const std::vector<std::int64_t>& key) noexcept {
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the 64-bit words
+  for (std::int64_t x : key) {
+    h ^= static_cast<std::uint64_t>(x);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+constexpr std::size_t analyses_kept = 8;
+
+eager_analysis& analysis_of(engine& eng, const problem& p, const eager_call& call) {
+  thread_local std::vector<std::unique_ptr<eager_analysis>> memo;  // most recently used first
   thread_local std::vector<std::int64_t> key;
-  analysis_key(eng, p, call, layout_policy::column_major, key);
-  key[1] = -1;  // analysis_key's layout slot (after the type): one learning for every layout
-  key.push_back(eng.runtime().device());
+  analysis_key(eng, p, call, key);
   const std::uint64_t h = hash_of(key);
   for (std::size_t i = 0; i < memo.size(); ++i) {
     if (memo[i]->hash != h || memo[i]->key != key) continue;
     if (i > 0) std::rotate(memo.begin(), memo.begin() + static_cast<std::ptrdiff_t>(i), memo.begin() + static_cast<std::ptrdiff_t>(i) + 1);
     return *memo.front();
   }
-  auto l = std::make_unique<layout_learning>();
-  l->hash = h;
-  l->key = key;
-  const layout_policy first = eng.opts().intermediate_layout;
-  std::size_t n = 0;
-  l->order[n++] = first;
-  for (layout_policy x : {layout_policy::column_major, layout_policy::row_major, layout_policy::follow})
-    if (x != first) l->order[n++] = x;
-  if (memo.size() == learnings_kept) memo.pop_back();
-  memo.insert(memo.begin(), std::move(l));
+  auto a = std::make_unique<eager_analysis>(eng.opts().intermediate_layout);
+  a->hash = h;
+  a->key = key;
+  if (memo.size() == analyses_kept) memo.pop_back();
+  memo.insert(memo.begin(), std::move(a));
   return *memo.front();
 }
+
+// The step plan under `layout`, built on the network's first call under it.
+const step_plan& plan_of(engine& eng, const problem& p, const eager_call& call, eager_analysis& a, layout_policy layout) {
+  std::optional<step_plan>& plan = a.plans[static_cast<std::size_t>(layout)];
+  eng.count_analysis(plan.has_value());
+  if (!plan) {
+    options o = eng.opts();
+    o.intermediate_layout = layout;
+    plan = plan_steps(p, o, call.input_strides, call.output_strides);
+  }
+  return *plan;
+}
+
+// One call's layout, and the events around it when the call is a timed trial.
+struct layout_turn {
+  layout_policy layout = layout_policy::column_major;
+  cudaEvent_t start = nullptr, stop = nullptr;
+};
+
+constexpr int trial_layouts = 3;
 
 bool capturing(cudaStream_t stream) noexcept {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -190,10 +178,9 @@ bool capturing(cudaStream_t stream) noexcept {
   return status != cudaStreamCaptureStatusNone;
 }
 
-layout_turn next_layout(engine& eng, const problem& p, const eager_call& call) {
+layout_turn next_layout(engine& eng, const problem& p, const eager_call& call, layout_learning& l) {
   const options& o = eng.opts();
   if (!o.time_layouts || p.tree.steps.size() < 2) return {o.intermediate_layout};
-  layout_learning& l = learning_of(eng, p, call);
   if (l.chosen >= 0) return {l.order[static_cast<std::size_t>(l.chosen)]};
   if (capturing(call.stream)) return {l.order[0]};
   if (l.calls < trial_layouts) return {l.order[static_cast<std::size_t>(l.calls++)]};
@@ -235,11 +222,12 @@ layout_turn next_layout(engine& eng, const problem& p, const eager_call& call) {
 device_operand contract_eager(engine& eng, const problem& p, const eager_call& call) {
   std::vector<device_operand> ops;
   try {
-    const layout_turn turn = next_layout(eng, p, call);
+    eager_analysis& analysis = analysis_of(eng, p, call);
+    const layout_turn turn = next_layout(eng, p, call, analysis.learning);
     // A failed record loses that trial (its elapsed time cannot be read later, so the learning
     // keeps the options' layout); the call itself goes on.
     if (turn.start != nullptr && cudaEventRecord(turn.start, call.stream) != cudaSuccess) (void)cudaGetLastError();
-    device_operand r = contract_eager_impl(eng, p, call, turn.layout, ops);
+    device_operand r = contract_eager_impl(eng, p, call, analysis, turn.layout, ops);
     if (turn.stop != nullptr && cudaEventRecord(turn.stop, call.stream) != cudaSuccess) (void)cudaGetLastError();
     return r;
   } catch (...) {
@@ -257,7 +245,8 @@ device_operand contract_eager(engine& eng, const problem& p, std::span<void* con
 }
 
 namespace {
-device_operand contract_eager_impl(engine& eng, const problem& p, const eager_call& call, layout_policy layout, std::vector<device_operand>& ops) {
+device_operand contract_eager_impl(engine& eng, const problem& p, const eager_call& call, eager_analysis& analysis, layout_policy layout,
+                                   std::vector<device_operand>& ops) {
   const network& net = p.net;
   const std::size_t n = net.inputs.size();
   const std::span<void* const> inputs = call.inputs;
@@ -274,7 +263,7 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
   };
 
   refuse_tensors_beyond_device(eng, p);
-  const step_plan& plan = analysis_of(eng, p, call, layout);
+  const step_plan& plan = plan_of(eng, p, call, analysis, layout);
   if (plan.kernel.front() == step_kernel::copy) {  // the single input already is the result: hand back a copy
     const std::vector<std::int64_t> shape = net.shape_of(net.inputs[0]);
     const std::size_t bytes = static_cast<std::size_t>(element_count(shape)) * elem;

@@ -150,4 +150,16 @@ TEST(network, helpers) {
   EXPECT_EQ(greek.describe({1, 0}), "中α");
 }
 
+// The layouts' names (the CLI's --layout, Python's "layout" option) and back.
+TEST(network, layout_names) {
+  EXPECT_EQ(tnrt::name_of(tnrt::layout_policy::row_major), "row");
+  EXPECT_EQ(tnrt::name_of(tnrt::layout_policy::column_major), "column");
+  EXPECT_EQ(tnrt::name_of(tnrt::layout_policy::follow), "follow");
+  for (auto l : {tnrt::layout_policy::row_major, tnrt::layout_policy::column_major, tnrt::layout_policy::follow})
+    EXPECT_EQ(tnrt::layout_named(tnrt::name_of(l)), l);
+  EXPECT_FALSE(tnrt::layout_named("auto").has_value());
+  EXPECT_FALSE(tnrt::layout_named("Row").has_value());
+  EXPECT_FALSE(tnrt::layout_named("").has_value());
+}
+
 }  // namespace
