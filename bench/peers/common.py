@@ -617,6 +617,35 @@ def add_peer_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--device", default="cuda", help="cuda | cuda:N | cpu")
     ap.add_argument("--json", dest="json_out", help="write the report here instead of stdout")
     ap.add_argument("--label", help="problem name to report (default: the file)")
+    ap.add_argument("--kernels", metavar="FILE.csv", help="after the timed runs, run once more under "
+                    "torch.profiler and write every GPU kernel, memcpy and memset of that call (order, "
+                    "name, microseconds) here; needs torch")
+
+
+def profile_kernels(call, sync, path: str) -> None:
+    """One more call of `call` under torch.profiler (CUDA activity: every kernel, memcpy and memset the
+    process launches, cuTensorNet's and cuBLAS's included); writes them in launch order to `path` as
+    CSV (index, name, us) and prints a one-line summary."""
+    import csv
+    from torch.profiler import ProfilerActivity, profile
+    sync()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        call()
+        sync()
+    rows = []
+    for e in prof.events():
+        if str(getattr(e, "device_type", "")).endswith("CUDA"):
+            us = getattr(e, "device_time", None)
+            if us is None:
+                us = getattr(e, "cuda_time", 0.0)
+            rows.append((e.time_range.start, e.name, float(us)))
+    rows.sort()
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["index", "name", "us"])
+        for i, (_, name, us) in enumerate(rows):
+            w.writerow([i, name, "%.2f" % us])
+    print("kernels: %d, %.1f us in all -> %s" % (len(rows), sum(r[2] for r in rows), path), file=sys.stderr)
 
 
 def problem_from_args(args) -> Problem:

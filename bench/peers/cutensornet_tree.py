@@ -206,6 +206,8 @@ def run(cuquantum, tensornet, args, problem: common.Problem, report: dict) -> in
             dt = (time.perf_counter() - t0) * 1e3
             if i >= args.warmups:
                 times.append(dt)
+        if args.kernels:
+            common.profile_kernels(net.contract, sync, args.kernels)
         counters = {"input_bytes": input_bytes,
                     "workspace_scratch_bytes": getattr(net, "workspace_scratch_size", None),
                     "workspace_cache_bytes": getattr(net, "workspace_cache_size", None)}

@@ -207,6 +207,8 @@ def run(torch, args, problem: common.Problem, report: dict, mode: str) -> int:
             dt = (time.perf_counter() - t0) * 1e3
             if i >= args.warmups:
                 times.append(dt)
+        if args.kernels:
+            common.profile_kernels(call, lambda: synchronize(torch, device), args.kernels)
     report.update(common.timing_stats(times))
     if compile_ms is not None:
         report["compile_ms"] = compile_ms

@@ -140,6 +140,32 @@ for p in suite["problems"]:
         print("  %-7s " % v + (" | ".join(t) if r.returncode == 0 else "rc %d %s" % (r.returncode, r.stderr.strip()[:200])), flush=True)
 PY
             ;;
+    kprof)  # each GPU kernel of one call: tnrt compiled (--step-profile), cuTensorNet (same path, autotuned)
+            # and torch's CUDA graph (torch.profiler), on KPROF_PROBLEMS globs (constant fills): CSVs in $out/kprof
+            peer_env; set -f; mkdir -p $out/kprof
+            python3 - "$bin/tnrt" "$out/kprof" ${KPROF_PROBLEMS:-'hyper-n100*' 'regular3-n160' 'chain-n8*' 'chain-n12*'} <<'PY'
+import fnmatch, json, subprocess, sys
+tnrt, dest, globs = sys.argv[1], sys.argv[2], sys.argv[3:]
+suite = json.load(open("bench/suites/families.json"))
+for p in suite["problems"]:
+    if p["fill"]["kind"] != "constant" or not any(fnmatch.fnmatch(p["name"], g) for g in globs):
+        continue
+    n, v = p["name"], repr(p["fill"]["value"])
+    peer = [p["file"], "--dtype", p["dtype"], "--fill", "constant", "--value", v, "--warmups", "3", "--runs", "10"]
+    jobs = [("tnrt", [tnrt, "contract", p["file"], "--device", "cuda", "--mode", "compiled", "--dtype", p["dtype"], "--fill", v,
+                      "--warmup", "2", "--repeat", "10", "--step-profile", f"{dest}/{n}-tnrt.csv"]),
+            ("cutensornet", ["python3", "bench/peers/cutensornet_tree.py"] + peer + ["--kernels", f"{dest}/{n}-cutensornet.csv"]),
+            ("torch-graph", ["python3", "bench/peers/torch_tree.py"] + peer + ["--graph", "--kernels", f"{dest}/{n}-torch-graph.csv"])]
+    print(n, flush=True)
+    for tool, cmd in jobs:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+        t = [l for l in r.stdout.splitlines() if l.startswith(("time:", "kernels:"))] + [l for l in r.stderr.splitlines() if l.startswith("kernels:")]
+        if tool != "tnrt" and r.returncode == 0:
+            t.append("median %.4g ms" % json.loads(r.stdout)["median_ms"])
+        print("  %-12s " % tool + (" | ".join(t) if r.returncode == 0 else "rc %d %s" % (r.returncode, (r.stderr.strip() or r.stdout.strip())[-300:])), flush=True)
+PY
+            set +f
+            ;;
     eagerdiag) # eager and compiled under tnrt's kernel switches, on the networks where eager trails
             # torch eager (EAGER_PROBLEMS globs; EAGER_VARIANTS: ';'-separated option sets instead of the default seven)
             set -f  # EAGER_PROBLEMS' globs are the networks', not files of the working directory
