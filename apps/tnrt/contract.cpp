@@ -45,7 +45,7 @@ constexpr option_spec contract_specs[] = {
     {"out", true},           {"verify", false},   {"warmup", true},
     {"repeat", true},        {"threads", true},   {"plan-cache", true},
     {"step-profile", true},  {"static-inputs", false},  {"retire", true},    {"retire-capacity", true},
-    {"workspace-cap", true}, {"no-graph", false}, {"jit", false}, {"jit-steps", true},
+    {"workspace-cap", true}, {"no-graph", false}, {"jit", false}, {"jit-steps", true}, {"kernel-ranks", true},
     {"autotune", false},     {"json", true},      {"quiet", false},
     {"bandwidth", true},     {"layout", true},    {"no-fuse", false},
     {"tiled", true},
@@ -92,8 +92,8 @@ GPU knobs:
                              kept when faster (default 0; each costs a JIT compile of a second or more)
   --layout auto|column|follow|row   intermediates' layout (default auto: compiled mode builds the program under
                              each of the three, times a few replays and keeps the fastest; eager runs a
-                             network's first six calls under each layout twice (a warm round, then a
-                             timed round), then keeps the fastest; column: the tree's label order, first contiguous)
+                             network's first six calls under each layout twice (a warm call, then a
+                             timed call), then keeps the fastest; column: the tree's label order, first contiguous)
   --no-fuse                  run every step through cuTENSOR (default: small subtrees in one fused launch)
   --tiled auto|on|off        large x small steps via tnrt's tiled streaming kernel (default auto: compiled
                              mode times it (both layouts) against cuTENSOR per step and keeps the fastest,
@@ -101,6 +101,8 @@ GPU knobs:
   --algo default|patient|gett|tgett|ttgt   cuTENSOR's algorithm choice
   --algo-timing auto|off     compiled: time cuTENSOR's algorithms on every library step and keep the
                              fastest (auto, the default), or take --algo's everywhere (off)
+  --kernel-ranks N           compiled, with --algo-timing auto: on library steps of 50 us or more, also
+                             time each algorithm's next N kernels by cuTENSOR's own ranking (default 3; 0: none)
   --gemm auto|on|off         compiled: a step that is one (strided-batched) GEMM by strides is timed through
                              cuBLAS too, full precision, and runs there when faster (auto, the default);
                              on: through cuBLAS wherever it is one GEMM; off: cuTENSOR only
@@ -431,6 +433,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.fuse_max_elements = a.int_or("fuse-max", o.fuse_max_elements, 1, 1 << 20);
   o.jit = a.has("jit");
   o.jit_steps = static_cast<int>(a.int_or("jit-steps", 0, 0, 1 << 16));
+  o.kernel_ranks = static_cast<int>(a.int_or("kernel-ranks", o.kernel_ranks, 0, 64));
   const std::string algo = a.choice_or("algo", "default", {"default", "patient", "gett", "tgett", "ttgt"});
   o.algo = algo == "patient" ? -6 : algo == "gett" ? -4 : algo == "tgett" ? -3 : algo == "ttgt" ? -2 : -1;
   o.autotune = a.has("autotune");
@@ -580,6 +583,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
     for (const auto& [name, n] : r.kernel_counts) kernels[name] = n;
     j["kernels"] = kernels;
     j["algos_changed"] = r.algos_changed;
+    j["kernel_ranks_chosen"] = r.kernel_ranks_chosen;
     j["gemm_candidates"] = r.gemm_candidates;
     j["layout"] = r.layout;
     nlohmann::json lt = nlohmann::json::object();
@@ -598,6 +602,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"fuse_max_elements", opt.fuse_max_elements},
                   {"jit", opt.jit},
                   {"jit_steps", opt.jit_steps},
+                  {"kernel_ranks", opt.kernel_ranks},
                   {"algo", opt.algo},
                   {"algo_timing", opt.library_algos == kernel_choice::automatic},
                   {"precision", opt.compute_precision == precision::tf32     ? "tf32"
@@ -679,8 +684,8 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
     add();
     std::string kinds;
     for (const auto& [name, n] : r.kernel_counts) kinds += (kinds.empty() ? "" : ", ") + std::to_string(n) + " " + name;
-    std::snprintf(line, sizeof line, "kernels: %s; %d steps on a timed cuTENSOR algorithm, %d of one GEMM form", kinds.c_str(), r.algos_changed,
-                  r.gemm_candidates);
+    std::snprintf(line, sizeof line, "kernels: %s; %d steps on a timed cuTENSOR algorithm (%d on a runner-up kernel), %d of one GEMM form",
+                  kinds.c_str(), r.algos_changed, r.kernel_ranks_chosen, r.gemm_candidates);
     add();
     std::string timed;
     for (const auto& [name, ms] : r.layout_times) {
@@ -692,7 +697,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
     add();
   } else if (s.api.eager_layout_trials > 0) {  // eager learned (or is learning) its layout over the first calls
     const std::uint64_t learned = s.api.eager_layouts_column + s.api.eager_layouts_row + s.api.eager_layouts_follow;
-    std::snprintf(line, sizeof line, "layout: %s (eager, learned from %llu timed calls, one per layout, after a warm round)",
+    std::snprintf(line, sizeof line, "layout: %s (eager, learned from %llu timed calls, one per layout, each after a warm call)",
                   learned == 0                       ? "not decided yet"
                   : s.api.eager_layouts_row > 0      ? "row"
                   : s.api.eager_layouts_follow > 0   ? "follow"
@@ -1082,6 +1087,7 @@ int run_contract(std::span<char* const> argv) {
   (void)a.choice_or("gemm-copies", "auto", {"auto", "on", "off"});
   (void)a.bytes_or("gemm-workspace", 0);
   (void)a.int_or("jit-steps", 0, 0, 1 << 16);
+  (void)a.int_or("kernel-ranks", 0, 0, 64);
   (void)a.choice_or("branches", "auto", {"auto", "on", "off"});
   (void)a.choice_or("split-sums", "auto", {"auto", "on", "off"});
   (void)a.choice_or("precision", "full", {"full", "tf32", "tf32x3"});

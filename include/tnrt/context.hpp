@@ -154,6 +154,8 @@ class program {
   [[nodiscard]] int tiled_rejected() const;
   /// Library steps whose timed cuTENSOR algorithm replaced the default heuristic's plan.
   [[nodiscard]] int algos_changed() const;
+  /// Of those, the steps on a runner-up kernel of cuTENSOR's own ranking (options::kernel_ranks).
+  [[nodiscard]] int kernel_ranks_chosen() const;
   /// Library steps that are one strided-batched GEMM, and those that run through cuBLAS
   /// (options::gemm_lowering).
   [[nodiscard]] int gemm_candidates() const;

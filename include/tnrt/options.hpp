@@ -32,11 +32,12 @@ struct options {
   /// The runner's mode (tnrt::cuda::run); the library API picks by call (contract or compile).
   exec_mode mode = exec_mode::eager;
   /// cuTENSOR plans kept (LRU; host metadata, about 4 KiB each). 512, not issue 4's 64: eager's
-  /// layout learning (time_layouts) runs a round of warm calls under all three layouts before its
-  /// timed round, so the cache must hold three layouts' plans of a network. At 64, 7 of 30 suite
-  /// networks learned a layout slower than column-major by 3% or more (the trials timed plan builds);
-  /// at 512 the three of them measured again kept column-major (bench/results/
-  /// 2026-12-03-h200-eager-learn). Sweeps of the unfused reference tree: docs/results.md.
+  /// layout learning (time_layouts) first ran a round of warm calls under all three layouts before
+  /// its timed round, and at 64 entries 7 of 30 suite networks learned a layout slower than
+  /// column-major by 3% or more (the trials timed plan builds); at 512 the three of them measured
+  /// again kept column-major (bench/results/2026-12-03-h200-eager-learn). Each timed call now follows
+  /// its own layout's warm call, and the larger cache stays for networks of many step shapes.
+  /// Sweeps of the unfused reference tree: docs/results.md.
   std::size_t plan_cache_entries = 512;
   device::retire_mode retire = device::retire_mode::deferred;
   std::size_t retirement_capacity = device::retirement_queue::default_capacity;
@@ -59,7 +60,7 @@ struct options {
   /// one when at least 3% faster; the two held at once share the memory limit, and a candidate that
   /// does not fit in what the kept one leaves is skipped). Eager calls
   /// learn it instead (src/cuda/eager.cpp): a network's first six calls on a thread run under
-  /// each layout twice, a warm round and then a round timed by events on the call's stream, and
+  /// each layout twice, a warm call and then a call timed by events on the call's stream, and
   /// later calls take the fastest (intermediate_layout unless another is at least 3% faster; no host wait). Off:
   /// intermediate_layout alone, in both. Sliced programs always take intermediate_layout.
   bool time_layouts = true;
@@ -94,6 +95,14 @@ struct options {
   /// step and keep the fastest whose workspace fits the step's place in the arena (`automatic`, the
   /// default); `never`: the one `algo` says.
   kernel_choice library_algos = kernel_choice::automatic;
+  /// Compiled, with library_algos automatic: on a library step still at least kernel_rank_min_ms
+  /// after those timings, each algorithm's next `kernel_ranks` kernels by cuTENSOR's own ranking
+  /// (CUTENSOR_PLAN_PREFERENCE_KERNEL_RANK 1..kernel_ranks) are timed too, and one is kept when at
+  /// least 3% faster. Why: on hyper-n100 cuTensorNet (autotuned, same path, the same cuTENSOR) spent
+  /// 5.1 ms in kernels where tnrt's steps took 7.1 ms, and its heaviest kernel is a GETT variant
+  /// (bench/results/2026-12-03-h200-kprof). 0: no runners-up.
+  int kernel_ranks = 3;
+  double kernel_rank_min_ms = 0.05;
   /// Compiled: a library step that is one (strided-batched) GEMM by strides alone
   /// (src/core/gemm_lowering.hpp) is also timed through cuBLAS (full precision, TF32 never on) and
   /// runs there when that is faster (`automatic`, the default); `always`: through cuBLAS wherever it

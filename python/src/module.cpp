@@ -343,6 +343,7 @@ class py_context {
       else if (key == "workspace_cap") opt_.workspace_cap = nb::cast<std::size_t>(v);
       else if (key == "jit") opt_.jit = nb::cast<bool>(v);
       else if (key == "jit_steps") opt_.jit_steps = nb::cast<int>(v);
+      else if (key == "kernel_ranks") opt_.kernel_ranks = nb::cast<int>(v);
       else if (key == "autotune") opt_.autotune = nb::cast<bool>(v);
       else if (key == "algo") opt_.algo = nb::cast<int>(v);
       else if (key == "use_graph") opt_.use_graph = nb::cast<bool>(v);
@@ -485,6 +486,7 @@ class py_program {
     d["tiled_chosen"] = prog_.tiled_chosen();
     d["tiled_rejected"] = prog_.tiled_rejected();
     d["algos_changed"] = prog_.algos_changed();
+    d["kernel_ranks_chosen"] = prog_.kernel_ranks_chosen();
     d["gemm_candidates"] = prog_.gemm_candidates();
     d["gemm_chosen"] = prog_.gemm_chosen();
     d["layout"] = prog_.layout();

@@ -389,6 +389,7 @@ std::vector<std::string> program::op_kernels() const { return state_of(state_).g
 int program::tiled_chosen() const { return state_of(state_).gpu ? state_->gpu->tiled_chosen() : 0; }
 int program::tiled_rejected() const { return state_of(state_).gpu ? state_->gpu->tiled_rejected() : 0; }
 int program::algos_changed() const { return state_of(state_).gpu ? state_->gpu->algos_changed() : 0; }
+int program::kernel_ranks_chosen() const { return state_of(state_).gpu ? state_->gpu->kernel_ranks_chosen() : 0; }
 int program::gemm_candidates() const { return state_of(state_).gpu ? state_->gpu->gemm_candidates() : 0; }
 int program::gemm_chosen() const { return state_of(state_).gpu ? state_->gpu->gemm_chosen() : 0; }
 std::string program::layout() const { return state_of(state_).gpu ? state_->gpu->layout() : std::string(); }

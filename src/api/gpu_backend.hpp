@@ -29,6 +29,7 @@ class gpu_program {
   [[nodiscard]] virtual int tiled_chosen() const = 0;
   [[nodiscard]] virtual int tiled_rejected() const = 0;
   [[nodiscard]] virtual int algos_changed() const = 0;
+  [[nodiscard]] virtual int kernel_ranks_chosen() const = 0;
   [[nodiscard]] virtual int gemm_candidates() const = 0;
   [[nodiscard]] virtual int gemm_chosen() const = 0;
   [[nodiscard]] virtual std::string layout() const = 0;

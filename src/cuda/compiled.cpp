@@ -666,21 +666,38 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
     if (time_algos) {
       std::shared_ptr<device::library_plan> keep = o.plan;
       const std::shared_ptr<device::library_plan> original = o.plan;
-      for (int algo : {-4, -3, -2}) {  // GETT, TGETT, TTGT
-        if (algo == opt_.algo) continue;
+      // Candidate (algorithm, kernel rank) pairs: each algorithm's first-ranked kernel, then, on a
+      // step still slow enough, the runners-up of cuTENSOR's own ranking (options::kernel_ranks).
+      // A rank past the algorithm's last kernel fails to plan and ends that algorithm's ranks.
+      auto try_plan = [&](int algo, int rank) {  // false: no such plan
         std::shared_ptr<device::library_plan> alt;
         try {
-          alt = eng_->plan_with_algo(low, p.type, algo);
+          alt = eng_->plan_with_algo(low, p.type, algo, rank);
         } catch (const error&) {
-          continue;  // not supported for this step
+          return false;  // not supported for this step
         }
-        if (alt->workspace_bytes() > o.workspace_bytes) continue;
-        o.plan = alt;
-        const float t = time_op(o);
-        if (t < best * 0.97F) {
-          best = t;
-          keep = alt;
+        if (alt->workspace_bytes() <= o.workspace_bytes) {
+          if (rank > 0) ++kernel_rank_trials_;
+          o.plan = alt;
+          const float t = time_op(o);
+          if (t < best * 0.97F) {
+            best = t;
+            keep = alt;
+          }
         }
+        return true;
+      };
+      for (int algo : {-4, -3, -2})  // GETT, TGETT, TTGT
+        if (algo != opt_.algo) (void)try_plan(algo, 0);
+      if (opt_.kernel_ranks > 0 && best >= opt_.kernel_rank_min_ms) {
+        const std::shared_ptr<device::library_plan> before_ranks = keep;
+        const int algos[] = {opt_.algo, -4, -3, -2};
+        for (int i = 0; i < 4; ++i) {
+          if (i > 0 && algos[i] == opt_.algo) continue;  // the options' algorithm came first
+          for (int rank = 1; rank <= opt_.kernel_ranks; ++rank)
+            if (!try_plan(algos[i], rank)) break;
+        }
+        if (keep != before_ranks) ++kernel_ranks_chosen_;
       }
       o.plan = keep;
       if (keep != original) ++algos_changed_;

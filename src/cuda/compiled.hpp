@@ -133,6 +133,10 @@ class compiled_program {
   [[nodiscard]] int tiled_rejected() const noexcept { return tiled_rejected_; }
   /// Library steps whose timed cuTENSOR algorithm replaced the default heuristic's plan.
   [[nodiscard]] int algos_changed() const noexcept { return algos_changed_; }
+  /// Of those, the steps on a runner-up kernel of cuTENSOR's ranking (options::kernel_ranks).
+  [[nodiscard]] int kernel_ranks_chosen() const noexcept { return kernel_ranks_chosen_; }
+  /// Runner-up plans timed (those cuTENSOR could plan and whose workspace fit).
+  [[nodiscard]] int kernel_rank_trials() const noexcept { return kernel_rank_trials_; }
   /// Library steps that are one strided-batched GEMM (gemm_candidates), and those that run through
   /// cuBLAS (options::gemm_lowering: timed faster, or `always`).
   [[nodiscard]] int gemm_candidates() const noexcept { return gemm_candidates_; }
@@ -281,6 +285,7 @@ class compiled_program {
   std::size_t table_bytes_ = 0;
   fusion_plan fusion_;
   std::vector<int> op_steps_;
+  int kernel_ranks_chosen_ = 0, kernel_rank_trials_ = 0;  // options::kernel_ranks
   int tiled_chosen_ = 0, tiled_rejected_ = 0, algos_changed_ = 0, gemm_candidates_ = 0, gemm_chosen_ = 0, jit_chosen_ = 0, copies_chosen_ = 0, copies_tried_ = 0;
   device::pool_block copies_;  // the scratch of the steps that run as copies and a GEMM
   std::size_t copies_bytes_ = 0;

@@ -70,6 +70,11 @@ plan_entry::plan_entry(const cutensor_api& api, cutensorHandle_t handle, const l
     }
     TNRT_CUTENSOR(api.cutensorCreatePlanPreference(handle, &pref_, static_cast<cutensorAlgo_t>(o.algo),
                                                    o.jit ? CUTENSOR_JIT_MODE_DEFAULT : CUTENSOR_JIT_MODE_NONE));
+    if (o.kernel_rank > 0) {
+      const std::int32_t rank = o.kernel_rank;
+      TNRT_CUTENSOR(api.cutensorPlanPreferenceSetAttribute(handle, pref_, CUTENSOR_PLAN_PREFERENCE_KERNEL_RANK, &rank,
+                                                           sizeof rank));
+    }
     if (o.autotune) {
       const cutensorAutotuneMode_t mode = CUTENSOR_AUTOTUNE_MODE_INCREMENTAL;
       TNRT_CUTENSOR(api.cutensorPlanPreferenceSetAttribute(handle, pref_, CUTENSOR_PLAN_PREFERENCE_AUTOTUNE_MODE, &mode,

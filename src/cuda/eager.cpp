@@ -27,12 +27,13 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
 // 2026-12-03-h200-own-sitting/eager-layouts.md) row-major took 1.61x column-major's time on the
 // reference network and 0.63x on lattice-10x10, follow 0.60x on hyper-n100, and neither flops per
 // byte nor the largest tensor told such networks apart. Users contract the same network many
-// times, so a network's first six calls on a thread learn it: calls 1-3 run under each layout once
-// (its plans built, the pool grown), calls 4-6 again, each timed between two events on the call's
-// stream. The plan cache must hold the three layouts' plans between the rounds, or the timed round
-// times plan builds: at 64 entries steady states up to 1.19x slower than column-major were chosen,
-// hence the default of 512 (options::plan_cache_entries; bench/results/2026-12-03-h200-eager-learn).
-// The first later call whose three timed calls have all finished (an event query, never a wait)
+// times, so a network's first six calls on a thread learn it, two calls a layout: the first warm
+// (its plans built, the pool grown), the second timed between two events on the call's stream.
+// Each timed call follows its own layout's warm call, so it finds that layout's plans cached even
+// when the plan cache cannot hold all three layouts' at once. (The first version ran the three warm
+// calls first and then the three timed ones: at 64 entries it chose steady states up to 1.19x
+// slower than column-major, because its timed calls rebuilt evicted plans; bench/results/
+// 2026-12-03-h200-eager-learn.) The first later call whose three timed calls have all finished (an event query, never a wait)
 // picks the fastest, the options' own layout unless another is at least 3% faster (compiled's
 // rule), and every later call takes it. Until then calls take the options' layout, and a call on a
 // stream being captured into a graph takes part in no trial (no events are recorded into a
@@ -183,13 +184,14 @@ layout_turn next_layout(engine& eng, const problem& p, const eager_call& call, l
   if (!o.time_layouts || p.tree.steps.size() < 2) return {o.intermediate_layout};
   if (l.chosen >= 0) return {l.order[static_cast<std::size_t>(l.chosen)]};
   if (capturing(call.stream)) return {l.order[0]};
-  if (l.calls < trial_layouts) return {l.order[static_cast<std::size_t>(l.calls++)]};
   if (l.calls < 2 * trial_layouts) {
-    if (l.calls == trial_layouts && !l.make_events()) {
+    if (l.calls == 0 && !l.make_events()) {
       l.chosen = 0;
       return {l.order[0]};
     }
-    const auto i = static_cast<std::size_t>(l.calls++ - trial_layouts);
+    const int k = l.calls++;
+    const auto i = static_cast<std::size_t>(k / 2);
+    if (k % 2 == 0) return {l.order[i]};  // the layout's warm call
     eng.count_layout_trial();
     return {l.order[i], l.events[2 * i], l.events[2 * i + 1]};
   }

@@ -122,8 +122,9 @@ std::shared_ptr<device::library_plan> engine::plan(const lowered_step& s, dtype 
   return plans_->plan(s, t, {opt_.jit, opt_.autotune, opt_.algo, alignment, static_cast<std::uint8_t>(opt_.compute_precision)});
 }
 
-std::shared_ptr<device::library_plan> engine::plan_with_algo(const lowered_step& s, dtype t, int algo, std::uint32_t alignment) {
-  return plans_->plan(s, t, {opt_.jit, opt_.autotune, algo, alignment, static_cast<std::uint8_t>(opt_.compute_precision)});
+std::shared_ptr<device::library_plan> engine::plan_with_algo(const lowered_step& s, dtype t, int algo, int kernel_rank,
+                                                             std::uint32_t alignment) {
+  return plans_->plan(s, t, {opt_.jit, opt_.autotune, algo, alignment, static_cast<std::uint8_t>(opt_.compute_precision), kernel_rank});
 }
 
 std::shared_ptr<device::library_plan> engine::plan_jit(const lowered_step& s, dtype t, std::uint32_t alignment) {

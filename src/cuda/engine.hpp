@@ -31,8 +31,10 @@ class engine {
   /// The cached plan for a lowered step (built on a miss), for operands `alignment`-byte aligned.
   /// The plan is a plan_entry (this engine's library builds nothing else).
   std::shared_ptr<device::library_plan> plan(const lowered_step& s, dtype t, std::uint32_t alignment = max_alignment);
-  /// The same with the library's algorithm `algo` instead of the options' (compiled timing).
-  std::shared_ptr<device::library_plan> plan_with_algo(const lowered_step& s, dtype t, int algo, std::uint32_t alignment = max_alignment);
+  /// The same with the library's algorithm `algo` instead of the options', and its kernel of rank
+  /// `kernel_rank` by the library's own model (0: the best; compiled timing tries the runners-up).
+  std::shared_ptr<device::library_plan> plan_with_algo(const lowered_step& s, dtype t, int algo, int kernel_rank = 0,
+                                                       std::uint32_t alignment = max_alignment);
   /// The step's plan with cuTENSOR's JIT kernel (default algorithm; compiled's options::jit_steps).
   std::shared_ptr<device::library_plan> plan_jit(const lowered_step& s, dtype t, std::uint32_t alignment = max_alignment);
   /// Enqueues `p` on `stream` with explicit workspace (compiled mode, graph capture).

@@ -199,6 +199,7 @@ class cuda_program final : public gpu_program {
   [[nodiscard]] int tiled_chosen() const override { return prog_.tiled_chosen(); }
   [[nodiscard]] int tiled_rejected() const override { return prog_.tiled_rejected(); }
   [[nodiscard]] int algos_changed() const override { return prog_.algos_changed(); }
+  [[nodiscard]] int kernel_ranks_chosen() const override { return prog_.kernel_ranks_chosen(); }
   [[nodiscard]] int gemm_candidates() const override { return prog_.gemm_candidates(); }
   [[nodiscard]] int gemm_chosen() const override { return prog_.gemm_chosen(); }
   /// The intermediate layout, "+branches (L lanes, C of N ops on the longest chain)" when the

@@ -26,6 +26,9 @@ struct plan_options {
   /// Single-precision contractions' compute type: 0 full (32F), 1 TF32, 2 3xTF32 (opt-in only;
   /// double precision and reductions always compute in full).
   std::uint8_t precision = 0;
+  /// 0: the library's best kernel of `algo` by its own model; k > 0: its (k+1)-th best (cuTENSOR's
+  /// CUTENSOR_PLAN_PREFERENCE_KERNEL_RANK), for compiled programs that time the runners-up.
+  int kernel_rank = 0;
 };
 
 /// One planned operation. Destroying it releases the library's objects; that may block, so the plan

@@ -17,6 +17,7 @@ void plan_cache::key_into(const lowered_step& s, dtype t, const plan_options& o,
   out.push_back(o.algo);
   out.push_back(o.alignment);
   out.push_back(o.precision);
+  out.push_back(o.kernel_rank);
 }
 
 std::shared_ptr<library_plan> plan_cache::plan(const lowered_step& s, dtype t, const plan_options& o) {

@@ -202,6 +202,7 @@ run_result run(const run_request& req) {
       }
     }
     out.algos_changed = prog.algos_changed();
+    out.kernel_ranks_chosen = prog.kernel_ranks_chosen();
     out.gemm_candidates = prog.gemm_candidates();
     out.layout = prog.layout();
     out.layout_times = prog.layout_times();

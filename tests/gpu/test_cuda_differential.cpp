@@ -568,8 +568,39 @@ TEST_F(Differential, CompiledTimedLayoutsMatchCpu) {
   EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
 }
 
+// options::kernel_ranks: with the time floor at 0, every library step also times the runner-up
+// kernels of cuTENSOR's ranking. cuTENSOR plans some of them (else the feature does nothing), timing
+// keeps some, and every result in all four types still matches the CPU engine's.
+TEST_F(Differential, CompiledKernelRanksMatchCpu) {
+  cuda::options opt;
+  opt.time_layouts = false;
+  opt.gemm_lowering = kernel_choice::never;  // keep GEMM-shaped steps on cuTENSOR's plans
+  opt.kernel_ranks = 3;
+  opt.kernel_rank_min_ms = 0;
+  engine eng(opt);
+  int trials = 0, chosen = 0;
+  for (dtype t : {dtype::f32, dtype::f64, dtype::c64, dtype::c128}) {
+    for (const tree_case& c : tree_cases) {
+      std::uint64_t used = 0;
+      const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 900, t, &used);
+      const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+      const std::unique_ptr<cuda::compiled_program> prog = cuda::compiled_program::build(eng, p);
+      trials += prog->kernel_rank_trials();
+      chosen += prog->kernel_ranks_chosen();
+      EXPECT_LE(prog->kernel_ranks_chosen(), prog->algos_changed()) << p.source;
+      const host_tensor got = run_program(eng, *prog, p, in);
+      EXPECT_LE(gputest::rel_error(got, cpu::contract(p, in)), gputest::tolerance(t, gputest::longest_sum(p), 256.0)) << p.source;
+    }
+  }
+  std::printf("[kernel-ranks] %d runner-up plans timed, %d kept\n", trials, chosen);
+  EXPECT_GT(trials, 0) << "cuTENSOR planned no runner-up kernel";
+  EXPECT_GT(chosen, 0) << "no runner-up kernel was kept on any step";
+  eng.synchronize();
+  EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
+}
+
 // options::time_layouts in eager calls: a network's first six calls run under each layout twice
-// (a warm round, then a timed round), a later call settles on one, and every call's result is the CPU
+// (a warm call, then a timed call), a later call settles on one, and every call's result is the CPU
 // engine's. Off: no trial, no decision. In all four types, on networks of several sizes (seeds of
 // their own: the learning is kept per thread, so a network another test contracted on this thread
 // would already be decided).

@@ -19,6 +19,7 @@ std::shared_ptr<device::library_plan> fake_library::plan(const lowered_step& s, 
   key.push_back(o.algo);
   key.push_back(o.alignment);
   key.push_back(o.precision);
+  key.push_back(o.kernel_rank);
   const std::uint64_t workspace = workspace_(s, t);
   auto p = std::make_shared<fake_plan>(counts_, std::move(key), counts_->builds, workspace);
   ++counts_->builds;

@@ -70,6 +70,7 @@ TEST(PlanCache, TypeAndEveryPlanOptionArePartOfTheKey) {
   got.push_back(cache.plan(s, dtype::f32, {.autotune = true}));
   got.push_back(cache.plan(s, dtype::f32, {.algo = -4}));
   got.push_back(cache.plan(s, dtype::f32, {.alignment = 16}));
+  got.push_back(cache.plan(s, dtype::f32, {.kernel_rank = 1}));
   got.push_back(cache.plan(reduction(5, 2), dtype::f32, {}));  // strides too
   for (std::size_t i = 0; i < got.size(); ++i)
     for (std::size_t j = i + 1; j < got.size(); ++j) EXPECT_NE(got[i], got[j]) << i << " and " << j << " share a plan";

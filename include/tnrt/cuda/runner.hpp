@@ -65,9 +65,10 @@ struct run_result {
   std::size_t plan_arena_bytes = 0;        // compiled: the arena the plan laid out (workspaces inside)
   std::size_t plan_tensor_bound_bytes = 0;  // compiled: the lower bound counting tensors only
   /// Compiled: what runs each op, counted ("library", "cublas", "fused", "tiled ...", "copy"), steps
-  /// whose timed cuTENSOR algorithm replaced the default one, and steps that are one GEMM.
+  /// whose timed cuTENSOR algorithm replaced the default one (of them, those on a runner-up kernel of
+  /// cuTENSOR's ranking, options::kernel_ranks), and steps that are one GEMM.
   std::vector<std::pair<std::string, int>> kernel_counts;
-  int algos_changed = 0, gemm_candidates = 0;
+  int algos_changed = 0, kernel_ranks_chosen = 0, gemm_candidates = 0;
   std::string layout;                                      // the intermediate layout it runs under
   std::vector<std::pair<std::string, double>> layout_times;  // each layout timed, with its ms
   counters stats;                   // after the last repetition
