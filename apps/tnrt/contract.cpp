@@ -102,7 +102,7 @@ GPU knobs:
   --algo-timing auto|off     compiled: time cuTENSOR's algorithms on every library step and keep the
                              fastest (auto, the default), or take --algo's everywhere (off)
   --kernel-ranks N           compiled, with --algo-timing auto: on library steps of 50 us or more, also
-                             time each algorithm's next N kernels by cuTENSOR's own ranking (default 3; 0: none)
+                             time each algorithm's next N kernels by cuTENSOR's own ranking (default 0: none)
   --gemm auto|on|off         compiled: a step that is one (strided-batched) GEMM by strides is timed through
                              cuBLAS too, full precision, and runs there when faster (auto, the default);
                              on: through cuBLAS wherever it is one GEMM; off: cuTENSOR only

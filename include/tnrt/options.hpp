@@ -98,10 +98,13 @@ struct options {
   /// Compiled, with library_algos automatic: on a library step still at least kernel_rank_min_ms
   /// after those timings, each algorithm's next `kernel_ranks` kernels by cuTENSOR's own ranking
   /// (CUTENSOR_PLAN_PREFERENCE_KERNEL_RANK 1..kernel_ranks) are timed too, and one is kept when at
-  /// least 3% faster. Why: on hyper-n100 cuTensorNet (autotuned, same path, the same cuTENSOR) spent
-  /// 5.1 ms in kernels where tnrt's steps took 7.1 ms, and its heaviest kernel is a GETT variant
-  /// (bench/results/2026-12-03-h200-kprof). 0: no runners-up.
-  int kernel_ranks = 3;
+  /// least 3% faster. Why it was tried: on hyper-n100 cuTensorNet (autotuned, same path, the same
+  /// cuTENSOR) spent 5.1 ms in kernels where tnrt's steps took 7.1 ms, its heaviest kernel a GETT
+  /// variant (bench/results/2026-12-03-h200-kprof). Why it is opt-in (0, none, by default): on 12
+  /// suite networks 3 ranks moved compiled by -1% to +3% (hyper-n100 7.12 -> 7.05 ms, chain-n12 0.326
+  /// -> 0.335) and 8 ranks by -3% to +9% (lattice-5x5 0.900 -> 0.982): a step timed alone does
+  /// not rank kernels as the whole graph runs them (bench/results/2026-12-03-h200-kranks).
+  int kernel_ranks = 0;
   double kernel_rank_min_ms = 0.05;
   /// Compiled: a library step that is one (strided-batched) GEMM by strides alone
   /// (src/core/gemm_lowering.hpp) is also timed through cuBLAS (full precision, TF32 never on) and
