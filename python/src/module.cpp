@@ -343,7 +343,11 @@ class py_context {
       else if (key == "workspace_cap") opt_.workspace_cap = nb::cast<std::size_t>(v);
       else if (key == "jit") opt_.jit = nb::cast<bool>(v);
       else if (key == "jit_steps") opt_.jit_steps = nb::cast<int>(v);
-      else if (key == "kernel_ranks") opt_.kernel_ranks = nb::cast<int>(v);
+      else if (key == "kernel_ranks") {  // the CLI's --kernel-ranks: 0 (none) to 64
+        opt_.kernel_ranks = nb::cast<int>(v);
+        if (opt_.kernel_ranks < 0 || opt_.kernel_ranks > 64)
+          throw tnrt::usage_error("option 'kernel_ranks' must be in [0, 64], got " + std::to_string(opt_.kernel_ranks));
+      }
       else if (key == "autotune") opt_.autotune = nb::cast<bool>(v);
       else if (key == "algo") opt_.algo = nb::cast<int>(v);
       else if (key == "use_graph") opt_.use_graph = nb::cast<bool>(v);

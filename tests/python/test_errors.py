@@ -136,6 +136,12 @@ def test_context_options_are_checked():
         _tnrt.Context(-1, {"layout": value})
     with pytest.raises(tnrt.UsageError, match="layout"):
         _tnrt.Context(-1, {"layout": "diagonal"})
+    # cuTENSOR's runner-up kernels (opt-in): 0 to 64, as the CLI's --kernel-ranks
+    for value in (0, 3, 64):
+        _tnrt.Context(-1, {"kernel_ranks": value})
+    for value in (-1, 65):
+        with pytest.raises(tnrt.UsageError, match="kernel_ranks"):
+            _tnrt.Context(-1, {"kernel_ranks": value})
     for value in ("full", "tf32", "tf32x3"):
         _tnrt.Context(-1, {"precision": value})
     with pytest.raises(tnrt.UsageError, match="precision"):
