@@ -5,15 +5,10 @@
 //   g++ -std=c++20 -O2 -Iinclude -Isrc bench/paths/mode_orders.cpp build/libtnrt_core.a -o /tmp/mode_orders
 //   /tmp/mode_orders [--min-madds X] [--explain] FILE.json...
 //
-// The greedy pass ("planned"): steps in decreasing multiply-adds. A step's operands whose order is
-// still free get one in which the step's groups (batch: in A, B and D; m: A and D; n: B and D;
-// k: A and B) are each contiguous, in the order of a fixed operand holding the same group, with the
-// group GEMM wants fastest first (A: m, k, batch; B: k, n, batch; D: m, n, batch) and the rest of
-// the operand's modes last. Inside each group, modes are sorted by their group at the operand's
-// other step (its producer or consumer), so that step may find its own groups contiguous too.
-// Network inputs keep their row-major order and the final result its row-major order; an operand no
-// step decided is column-major. Then every step is lowered (core lower_step) and checked with
-// core lower_to_gemm, exactly as compiled programs check it.
+// "planned" is core's planned_strides (src/core/mode_orders.hpp: the greedy pass, heaviest step
+// first). "column'" re-lowers column-major orders through this tool's own path, as a check that it
+// agrees with plan_steps' column line. Every step is lowered (core lower_step) and checked with core
+// lower_to_gemm, exactly as compiled programs check it.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +18,7 @@
 #include <vector>
 
 #include "core/gemm_lowering.hpp"
+#include "core/mode_orders.hpp"
 #include "core/step_lowering.hpp"
 #include "core/step_plan.hpp"
 #include "tnrt/formats.hpp"
@@ -89,6 +85,17 @@ struct analysis {
     return st;
   }
 
+  [[nodiscard]] lowered_step lowered_with(std::size_t k, const std::vector<std::vector<std::int64_t>>& st) const {
+    const step& s = p->tree.steps[k];
+    const auto a = static_cast<std::size_t>(s.lhs);
+    labelled_layout la{labels[a], st[a]};
+    labelled_layout ld{labels[n + k], st[n + k]};
+    if (s.rhs < 0) return lower_step(la, nullptr, ld, p->net.extents);
+    const auto b = static_cast<std::size_t>(s.rhs);
+    labelled_layout lb{labels[b], st[b]};
+    return lower_step(la, &lb, ld, p->net.extents);
+  }
+
   [[nodiscard]] lowered_step lowered(std::size_t k, const std::vector<order_t>& orders) const {
     const step& s = p->tree.steps[k];
     const auto a = static_cast<std::size_t>(s.lhs);
@@ -108,113 +115,22 @@ order_t row_major(const std::vector<label_t>& l) {
   return o;
 }
 
+// An operand's distinct labels by increasing stride (fastest first).
+order_t order_of(const std::vector<label_t>& l, const std::vector<std::int64_t>& st) {
+  std::vector<std::size_t> pos(l.size());
+  for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = i;
+  std::stable_sort(pos.begin(), pos.end(), [&](std::size_t x, std::size_t y) { return st[x] < st[y]; });
+  order_t o;
+  for (std::size_t i : pos)
+    if (!has(o, l[i])) o.push_back(l[i]);
+  return o;
+}
+
 order_t column_major(const std::vector<label_t>& l) {
   order_t o;
   for (label_t x : l)
     if (!has(o, x)) o.push_back(x);
   return o;
-}
-
-std::vector<order_t> planned_orders(const analysis& an) {
-  const problem& p = *an.p;
-  const std::size_t steps = p.tree.steps.size();
-  std::vector<std::optional<order_t>> fixed(an.n + steps);
-  for (std::size_t i = 0; i < an.n; ++i) fixed[i] = row_major(*an.labels[i]);
-  if (steps > 0) fixed[an.n + steps - 1] = row_major(p.net.output);
-  std::vector<std::size_t> by_cost(steps);
-  for (std::size_t k = 0; k < steps; ++k) by_cost[k] = k;
-  std::stable_sort(by_cost.begin(), by_cost.end(), [&](std::size_t x, std::size_t y) { return an.madds[x] > an.madds[y]; });
-  for (std::size_t k : by_cost) {
-    const step& s = p.tree.steps[k];
-    if (s.rhs < 0) continue;
-    const std::size_t ids[3] = {static_cast<std::size_t>(s.lhs), static_cast<std::size_t>(s.rhs), an.n + k};
-    // Each group's inner order: from the first fixed operand that holds the group.
-    std::map<int, order_t> inner;
-    for (int g : {g_batch, g_m, g_n, g_k}) {
-      for (std::size_t id : ids) {
-        if (!fixed[id]) continue;
-        order_t o;
-        for (label_t x : *fixed[id])
-          if (an.group_at(k, x) == g) o.push_back(x);
-        if (!o.empty()) {
-          inner[g] = o;
-          break;
-        }
-      }
-    }
-    const int arrangement[3][3] = {{g_m, g_k, g_batch}, {g_k, g_n, g_batch}, {g_m, g_n, g_batch}};
-    for (int which = 0; which < 3; ++which) {
-      const std::size_t id = ids[which];
-      if (fixed[id]) continue;
-      const std::vector<label_t>& l = *an.labels[id];
-      // the operand's other step: its producer when it is this step's input, else its consumer
-      const int other = which < 2 ? an.producer[id] : an.consumer[id];
-      auto other_group = [&](label_t x) { return other >= 0 ? an.group_at(static_cast<std::size_t>(other), x) : 0; };
-      // Candidates: the three groups in any arrangement whose fastest group GEMM can take (not
-      // batch), and inside each group not yet ordered, the modes sorted by their group at the other
-      // step in any order of those groups. Kept: the one under which the most of the other step's
-      // groups are contiguous in this operand (the first such, the default arrangement first).
-      int groups[3] = {arrangement[which][0], arrangement[which][1], arrangement[which][2]};
-      std::sort(groups, groups + 3);
-      int rank[5] = {0, 1, 2, 3, 4};
-      order_t best;
-      int best_score = -1;
-      auto consider = [&](const int* arr) {
-        order_t o;
-        for (int i = 0; i < 3; ++i) {
-          const int g = arr[i];
-          order_t part;
-          if (inner.count(g)) {
-            for (label_t x : inner[g])
-              if (has(l, x)) part.push_back(x);
-          } else {
-            for (label_t x : column_major(l))
-              if (an.group_at(k, x) == g) part.push_back(x);
-            std::stable_sort(part.begin(), part.end(), [&](label_t x, label_t y) { return rank[other_group(x)] < rank[other_group(y)]; });
-          }
-          o.insert(o.end(), part.begin(), part.end());
-        }
-        for (label_t x : column_major(l))
-          if (!has(o, x)) o.push_back(x);
-        if (o.empty() || an.group_at(k, o.front()) == g_batch) {
-          if (!o.empty() && o.size() != static_cast<std::size_t>(std::count_if(o.begin(), o.end(), [&](label_t x) { return an.group_at(k, x) == g_batch; })))
-            return;  // a batch mode fastest: no GEMM
-        }
-        int score = 0;
-        if (other >= 0) {
-          for (int h = 0; h < 5; ++h) {
-            std::vector<std::size_t> at;
-            for (std::size_t i = 0; i < o.size(); ++i)
-              if (other_group(o[i]) == h) at.push_back(i);
-            if (!at.empty() && at.back() - at.front() + 1 == at.size()) ++score;
-          }
-        }
-        if (score > best_score) {
-          best_score = score;
-          best = o;
-        }
-      };
-      // the default arrangement and default ranks first
-      consider(arrangement[which]);
-      do {
-        std::sort(rank, rank + 5);
-        do {
-          consider(groups);
-        } while (std::next_permutation(rank, rank + 5));
-      } while (std::next_permutation(groups, groups + 3));
-      for (int g : {g_batch, g_m, g_n, g_k})
-        if (!inner.count(g)) {
-          order_t part;
-          for (label_t x : best)
-            if (an.group_at(k, x) == g) part.push_back(x);
-          if (!part.empty()) inner[g] = part;  // the next free operand holding the group takes the same order
-        }
-      fixed[id] = best;
-    }
-  }
-  std::vector<order_t> out(an.n + steps);
-  for (std::size_t id = 0; id < out.size(); ++id) out[id] = fixed[id] ? *fixed[id] : column_major(*an.labels[id]);
-  return out;
 }
 
 struct tally {
@@ -283,9 +199,9 @@ int main(int argc, char** argv) {
       for (std::size_t k = 0; k < p.tree.steps.size(); ++k) count(an, k, an.lowered(k, col), min_madds, c);
       print("column'", c);
     }
-    const std::vector<order_t> orders = planned_orders(an);
+    const std::vector<std::vector<std::int64_t>> planned = planned_strides(p);  // core/mode_orders
     tally t;
-    for (std::size_t k = 0; k < p.tree.steps.size(); ++k) count(an, k, an.lowered(k, orders), min_madds, t);
+    for (std::size_t k = 0; k < p.tree.steps.size(); ++k) count(an, k, an.lowered_with(k, planned), min_madds, t);
     print("planned", t);
     if (explain) {  // each heavy step under the planned orders: its operands, and which groups lie contiguous in each
       for (std::size_t k = 0; k < p.tree.steps.size(); ++k) {
@@ -301,13 +217,14 @@ int main(int argc, char** argv) {
           const char* gn = "bmnkr";
           for (int g = 0; g < 5; ++g) {
             std::vector<std::size_t> at;
-            for (std::size_t i = 0; i < orders[id].size(); ++i)
-              if (an.group_at(k, orders[id][i]) == g) at.push_back(i);
+            const order_t o = order_of(*an.labels[id], planned[id]);
+            for (std::size_t i = 0; i < o.size(); ++i)
+              if (an.group_at(k, o[i]) == g) at.push_back(i);
             if (at.empty()) continue;
             std::printf(" %c%zu%s", gn[g], at.size(), at.back() - at.front() + 1 == at.size() ? "" : "(split)");
           }
         }
-        std::printf("  %s\n", lower_to_gemm(an.lowered(k, orders)) ? "GEMM" : "no GEMM");
+        std::printf("  %s\n", lower_to_gemm(an.lowered_with(k, planned)) ? "GEMM" : "no GEMM");
       }
     }
   }

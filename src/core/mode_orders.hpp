@@ -1,0 +1,27 @@
+#pragma once
+// Intermediate mode orders of their own, step by step (not yet used by the engine: see
+// docs/design.md, Next). Under a whole-network layout (column, row, follow) no compute-heavy step
+// of most suite networks is one GEMM as it lies; with each intermediate's order chosen for the
+// heaviest step that touches it, the heaviest step of every suite network is (bench/results/
+// 2026-12-03-cpu-mode-orders). Host-only and deterministic.
+#include <cstdint>
+#include <vector>
+
+#include "tnrt/network.hpp"
+
+namespace tnrt {
+
+/// Strides (in elements, by each operand's labels) of every operand id of `p`'s tree: the inputs,
+/// then each step's result. The inputs and the final result are row-major (as callers hand them
+/// and take them). Every other intermediate gets an order from a greedy pass over the binary
+/// steps, heaviest (multiply-adds) first: an operand whose order is still free gets one in which
+/// the step's groups (batch: in A, B and D; m: A and D; n: B and D; k: A and B) are each
+/// contiguous, in the inner order of an operand already fixed that holds the same group. GEMM's
+/// fastest group leads (A: m or k, B: k or n, D: m or n, never batch), and the operand's other modes
+/// come last. Of the arrangements of the three groups and the orders inside them, the pass keeps the
+/// one under which the most of the operand's other step's groups (its producer's or its consumer's)
+/// are contiguous too. An intermediate no binary step decided is column-major. Each intermediate's
+/// strides are a dense permutation of its extents.
+std::vector<std::vector<std::int64_t>> planned_strides(const problem& p);
+
+}  // namespace tnrt

@@ -1,0 +1,141 @@
+// planned_strides (src/core/mode_orders): intermediates in mode orders of their own. Every
+// intermediate's strides are a dense permutation of its extents, the inputs and the final result stay
+// row-major, a whole tree evaluated step by step on those strides (core lower_step and
+// evaluate_lowered) gives the CPU engine's result, and the heaviest step, when the pass is free to
+// order all three of its operands, is one GEMM as it lies.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "core/gemm_lowering.hpp"
+#include "core/mode_orders.hpp"
+#include "core/step_lowering.hpp"
+#include "support/random_problem.hpp"
+#include "tnrt/cpu.hpp"
+
+namespace tnrt {
+namespace {
+
+std::vector<const std::vector<label_t>*> operand_label_ptrs(const problem& p) {
+  std::vector<const std::vector<label_t>*> l;
+  for (const auto& in : p.net.inputs) l.push_back(&in);
+  for (const step& s : p.tree.steps) l.push_back(&s.out);
+  return l;
+}
+
+// True when `st` lays out a dense tensor of these labels' extents (each element once, no gaps).
+bool dense_permutation(const std::vector<label_t>& l, const std::vector<std::int64_t>& st, const std::vector<std::int64_t>& extents) {
+  if (st.size() != l.size()) return false;
+  std::vector<std::size_t> pos(l.size());
+  std::iota(pos.begin(), pos.end(), std::size_t{0});
+  std::stable_sort(pos.begin(), pos.end(), [&](std::size_t x, std::size_t y) { return st[x] < st[y]; });
+  std::int64_t next = 1;
+  for (std::size_t i : pos) {
+    const std::int64_t e = extents[static_cast<std::size_t>(l[i])];
+    if (e == 1) continue;  // any stride serves an extent-1 mode
+    if (st[i] != next) return false;
+    next *= e;
+  }
+  return true;
+}
+
+TEST(ModeOrders, IntermediatesAreDensePermutationsAndEndsStayRowMajor) {
+  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+    const problem p = test::random_problem(seed, dtype::f64, 1, 4, 8);
+    const auto st = planned_strides(p);
+    const auto labels = operand_label_ptrs(p);
+    ASSERT_EQ(st.size(), labels.size()) << p.source;
+    const std::size_t n = p.net.inputs.size();
+    for (std::size_t id = 0; id < st.size(); ++id) {
+      const bool end = id < n || id + 1 == st.size();
+      if (end) {
+        EXPECT_EQ(st[id], dense_strides(p.net.shape_of(*labels[id]), false)) << p.source << ", operand " << id;
+      } else {
+        EXPECT_TRUE(dense_permutation(*labels[id], st[id], p.net.extents)) << p.source << ", operand " << id;
+      }
+    }
+    EXPECT_EQ(planned_strides(p), st) << "deterministic";
+  }
+}
+
+TEST(ModeOrders, TreesEvaluatedOnPlannedStridesMatchTheCpuEngine) {
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    const problem p = test::random_problem(seed, dtype::f64, 1, 3, 7);
+    if (p.tree.steps.empty()) continue;
+    const auto in = test::random_inputs(p, seed);
+    const auto st = planned_strides(p);
+    const auto labels = operand_label_ptrs(p);
+    const std::size_t n = p.net.inputs.size();
+    std::vector<std::vector<double>> buf(st.size());
+    for (std::size_t i = 0; i < n; ++i) buf[i].assign(in[i].as<double>(), in[i].as<double>() + in[i].size());
+    for (std::size_t k = 0; k < p.tree.steps.size(); ++k) {
+      const step& s = p.tree.steps[k];
+      const auto a = static_cast<std::size_t>(s.lhs);
+      const labelled_layout la{labels[a], st[a]};
+      const labelled_layout ld{labels[n + k], st[n + k]};
+      buf[n + k].assign(static_cast<std::size_t>(p.net.elements_of(s.out)), 0.0);
+      if (s.rhs < 0) {
+        evaluate_lowered(lower_step(la, nullptr, ld, p.net.extents), buf[a].data(), static_cast<const double*>(nullptr), buf[n + k].data());
+      } else {
+        const auto b = static_cast<std::size_t>(s.rhs);
+        const labelled_layout lb{labels[b], st[b]};
+        evaluate_lowered(lower_step(la, &lb, ld, p.net.extents), buf[a].data(), buf[b].data(), buf[n + k].data());
+      }
+    }
+    const host_tensor want = cpu::contract(p, in);
+    const std::vector<double>& got = buf.back();
+    ASSERT_EQ(static_cast<std::int64_t>(got.size()), want.size()) << p.source;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], want.as<double>()[i], 1e-9 * (1.0 + std::abs(want.as<double>()[i]))) << p.source << ", element " << i;
+  }
+}
+
+// The pass orders the heaviest step first. When neither operand is a network input and its result
+// is not the final one, all three orders are its to choose, so the step is one GEMM as it lies
+// (when it is a GEMM at all: no label summed inside one operand alone, which lower_step turns into
+// a broadcast, and no operand without modes).
+TEST(ModeOrders, TheHeaviestStepIsOneGemmWhenItsOperandsAreFree) {
+  int checked = 0;
+  for (std::uint64_t seed = 1; seed <= 3000 && checked < 40; ++seed) {
+    const problem p = test::random_problem(seed, dtype::f64, 2, 3, 8);
+    const std::size_t n = p.net.inputs.size(), steps = p.tree.steps.size();
+    if (steps < 3) continue;
+    const auto labels = operand_label_ptrs(p);
+    std::size_t heavy = 0;
+    double most = -1;
+    for (std::size_t k = 0; k < steps; ++k) {
+      const step& s = p.tree.steps[k];
+      std::vector<label_t> all;
+      for (const auto* v : {labels[static_cast<std::size_t>(s.lhs)], labels[static_cast<std::size_t>(s.rhs)], &s.out})
+        for (label_t x : *v)
+          if (std::find(all.begin(), all.end(), x) == all.end()) all.push_back(x);
+      double m = 1;
+      for (label_t x : all) m *= static_cast<double>(p.net.extents[static_cast<std::size_t>(x)]);
+      if (m > most) {
+        most = m;
+        heavy = k;
+      }
+    }
+    const step& s = p.tree.steps[heavy];
+    const auto a = static_cast<std::size_t>(s.lhs), b = static_cast<std::size_t>(s.rhs);
+    if (a < n || b < n || heavy + 1 == steps) continue;
+    const auto& la = *labels[a];
+    const auto& lb = *labels[b];
+    auto in = [](const std::vector<label_t>& v, label_t x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+    bool alone = la.empty() || lb.empty() || s.out.empty();
+    for (label_t x : la) alone = alone || (!in(lb, x) && !in(s.out, x));
+    for (label_t x : lb) alone = alone || (!in(la, x) && !in(s.out, x));
+    if (alone) continue;
+    const auto st = planned_strides(p);
+    const labelled_layout A{&la, st[a]}, B{&lb, st[b]}, D{&s.out, st[n + heavy]};
+    EXPECT_TRUE(lower_to_gemm(lower_step(A, &B, D, p.net.extents)).has_value()) << p.source << ", step " << heavy;
+    ++checked;
+  }
+  EXPECT_GE(checked, 10) << "too few random trees had a free heaviest step";
+}
+
+}  // namespace
+}  // namespace tnrt
