@@ -27,51 +27,13 @@ namespace {
 using namespace tnrt;
 using order_t = std::vector<label_t>;  // an operand's labels, fastest first
 
-enum group : int { g_batch = 0, g_m = 1, g_n = 2, g_k = 3, g_rest = 4 };
-
 bool has(const std::vector<label_t>& v, label_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-struct analysis {
-  const problem* p = nullptr;
-  std::size_t n = 0;
-  std::vector<const std::vector<label_t>*> labels;  // by operand id
-  std::vector<int> producer, consumer;              // step of each operand id (-1: none)
-  std::vector<double> madds;                        // by step
-
-  explicit analysis(const problem& pr) : p(&pr), n(pr.net.inputs.size()) {
-    const std::size_t steps = pr.tree.steps.size();
-    labels.resize(n + steps);
-    producer.assign(n + steps, -1);
-    consumer.assign(n + steps, -1);
-    for (std::size_t i = 0; i < n; ++i) labels[i] = &pr.net.inputs[i];
-    madds.assign(steps, 1.0);
-    for (std::size_t k = 0; k < steps; ++k) {
-      const step& s = pr.tree.steps[k];
-      labels[n + k] = &s.out;
-      producer[n + k] = static_cast<int>(k);
-      consumer[static_cast<std::size_t>(s.lhs)] = static_cast<int>(k);
-      if (s.rhs >= 0) consumer[static_cast<std::size_t>(s.rhs)] = static_cast<int>(k);
-      std::vector<label_t> all;
-      for (const auto* v : {labels[static_cast<std::size_t>(s.lhs)], s.rhs >= 0 ? labels[static_cast<std::size_t>(s.rhs)] : nullptr, &s.out})
-        if (v != nullptr)
-          for (label_t x : *v)
-            if (!has(all, x)) all.push_back(x);
-      for (label_t x : all) madds[k] *= static_cast<double>(pr.net.extents[static_cast<std::size_t>(x)]);
-    }
-  }
-
-  // The group of label x at step k, as seen from operand id `who` (one of its operands).
-  [[nodiscard]] int group_at(std::size_t k, label_t x) const {
-    const step& s = p->tree.steps[k];
-    const bool in_a = has(*labels[static_cast<std::size_t>(s.lhs)], x);
-    const bool in_b = s.rhs >= 0 && has(*labels[static_cast<std::size_t>(s.rhs)], x);
-    const bool in_d = has(s.out, x);
-    if (in_a && in_b && in_d) return g_batch;
-    if (in_a && in_d) return g_m;
-    if (in_b && in_d) return g_n;
-    if (in_a && in_b) return g_k;
-    return g_rest;
-  }
+// tree_roles (core/mode_orders.hpp) with the lowering of a step under given orders or strides.
+struct analysis : tree_roles {
+  std::size_t n;
+  explicit analysis(const problem& pr) : tree_roles(pr), n(pr.net.inputs.size()) {}
+  [[nodiscard]] double madds(std::size_t k) const { return multiply_adds[k]; }
 
   [[nodiscard]] std::vector<std::int64_t> strides_of(std::size_t id, const order_t& order) const {
     const std::vector<label_t>& l = *labels[id];
@@ -140,12 +102,12 @@ struct tally {
 };
 
 void count(const analysis& an, std::size_t k, const lowered_step& l, double min_madds, tally& t) {
-  if (l.kind != lowered_kind::contraction || an.madds[k] < min_madds) return;
+  if (l.kind != lowered_kind::contraction || an.madds(k) < min_madds) return;
   ++t.heavy;
-  t.heavy_madds += an.madds[k];
+  t.heavy_madds += an.madds(k);
   if (lower_to_gemm(l)) {
     ++t.gemm;
-    t.gemm_madds += an.madds[k];
+    t.gemm_madds += an.madds(k);
     t.which += " " + std::to_string(k);
   }
 }
@@ -206,8 +168,8 @@ int main(int argc, char** argv) {
     if (explain) {  // each heavy step under the planned orders: its operands, and which groups lie contiguous in each
       for (std::size_t k = 0; k < p.tree.steps.size(); ++k) {
         const step& st = p.tree.steps[k];
-        if (st.rhs < 0 || an.madds[k] < min_madds) continue;
-        std::printf("    step %zu (%.3g):", k, an.madds[k]);
+        if (st.rhs < 0 || an.madds(k) < min_madds) continue;
+        std::printf("    step %zu (%.3g):", k, an.madds(k));
         const std::size_t ids[3] = {static_cast<std::size_t>(st.lhs), static_cast<std::size_t>(st.rhs), an.n + k};
         const char* names[3] = {"A", "B", "D"};
         for (int w = 0; w < 3; ++w) {

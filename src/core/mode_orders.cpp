@@ -22,56 +22,9 @@ order_t column_major(const std::vector<label_t>& l) {
   return o;
 }
 
-struct tree_view {
-  const problem* p;
-  std::size_t n;
-  std::vector<const std::vector<label_t>*> labels;  // by operand id
-  std::vector<int> producer, consumer;              // step of each operand id (-1: none)
-  std::vector<double> madds;                        // by step
-
-  explicit tree_view(const problem& pr) : p(&pr), n(pr.net.inputs.size()) {
-    const std::size_t steps = pr.tree.steps.size();
-    labels.resize(n + steps);
-    producer.assign(n + steps, -1);
-    consumer.assign(n + steps, -1);
-    for (std::size_t i = 0; i < n; ++i) labels[i] = &pr.net.inputs[i];
-    madds.assign(steps, 1.0);
-    for (std::size_t k = 0; k < steps; ++k) {
-      const step& s = pr.tree.steps[k];
-      labels[n + k] = &s.out;
-      producer[n + k] = static_cast<int>(k);
-      consumer[static_cast<std::size_t>(s.lhs)] = static_cast<int>(k);
-      if (s.rhs >= 0) consumer[static_cast<std::size_t>(s.rhs)] = static_cast<int>(k);
-    }
-    for (std::size_t k = 0; k < steps; ++k) {
-      const step& s = pr.tree.steps[k];
-      order_t all;
-      for (const auto* v : {labels[static_cast<std::size_t>(s.lhs)], s.rhs >= 0 ? labels[static_cast<std::size_t>(s.rhs)] : nullptr, &s.out})
-        if (v != nullptr)
-          for (label_t x : *v)
-            if (!has(all, x)) all.push_back(x);
-      for (label_t x : all) madds[k] *= static_cast<double>(pr.net.extents[static_cast<std::size_t>(x)]);
-    }
-  }
-
-  // The group of label x at binary step k.
-  [[nodiscard]] int group_at(std::size_t k, label_t x) const {
-    const step& s = p->tree.steps[k];
-    const bool in_a = has(*labels[static_cast<std::size_t>(s.lhs)], x);
-    const bool in_b = s.rhs >= 0 && has(*labels[static_cast<std::size_t>(s.rhs)], x);
-    const bool in_d = has(s.out, x);
-    if (s.rhs < 0) return g_rest;
-    if (in_a && in_b && in_d) return g_batch;
-    if (in_a && in_d) return g_m;
-    if (in_b && in_d) return g_n;
-    if (in_a && in_b) return g_k;
-    return g_rest;
-  }
-};
-
 // The order of one free operand of step k (which: 0 A, 1 B, 2 D), given the groups' inner orders
 // fixed so far; records the inner orders it fixes.
-order_t choose_order(const tree_view& t, std::size_t k, int which, std::size_t id, std::map<int, order_t>& inner) {
+order_t choose_order(const tree_roles& t, std::size_t k, int which, std::size_t id, std::map<int, order_t>& inner) {
   static constexpr int arrangement[3][3] = {{g_m, g_k, g_batch}, {g_k, g_n, g_batch}, {g_m, g_n, g_batch}};
   const std::vector<label_t>& l = *t.labels[id];
   const int other = which < 2 ? t.producer[id] : t.consumer[id];  // the operand's other step
@@ -134,10 +87,48 @@ order_t choose_order(const tree_view& t, std::size_t k, int which, std::size_t i
 
 }  // namespace
 
+tree_roles::tree_roles(const problem& pr) : p(&pr), inputs(pr.net.inputs.size()) {
+  const std::size_t n = inputs, steps = pr.tree.steps.size();
+  labels.resize(n + steps);
+  producer.assign(n + steps, -1);
+  consumer.assign(n + steps, -1);
+  for (std::size_t i = 0; i < n; ++i) labels[i] = &pr.net.inputs[i];
+  multiply_adds.assign(steps, 1.0);
+  for (std::size_t k = 0; k < steps; ++k) {
+    const step& s = pr.tree.steps[k];
+    labels[n + k] = &s.out;
+    producer[n + k] = static_cast<int>(k);
+    consumer[static_cast<std::size_t>(s.lhs)] = static_cast<int>(k);
+    if (s.rhs >= 0) consumer[static_cast<std::size_t>(s.rhs)] = static_cast<int>(k);
+  }
+  for (std::size_t k = 0; k < steps; ++k) {
+    const step& s = pr.tree.steps[k];
+    order_t all;
+    for (const auto* v : {labels[static_cast<std::size_t>(s.lhs)], s.rhs >= 0 ? labels[static_cast<std::size_t>(s.rhs)] : nullptr, &s.out})
+      if (v != nullptr)
+        for (label_t x : *v)
+          if (!has(all, x)) all.push_back(x);
+    for (label_t x : all) multiply_adds[k] *= static_cast<double>(pr.net.extents[static_cast<std::size_t>(x)]);
+  }
+}
+
+int tree_roles::group_at(std::size_t k, label_t x) const {
+  const step& s = p->tree.steps[k];
+  if (s.rhs < 0) return g_rest;
+  const bool in_a = has(*labels[static_cast<std::size_t>(s.lhs)], x);
+  const bool in_b = has(*labels[static_cast<std::size_t>(s.rhs)], x);
+  const bool in_d = has(s.out, x);
+  if (in_a && in_b && in_d) return g_batch;
+  if (in_a && in_d) return g_m;
+  if (in_b && in_d) return g_n;
+  if (in_a && in_b) return g_k;
+  return g_rest;
+}
+
 std::vector<std::vector<std::int64_t>> planned_strides(const problem& p) {
-  const tree_view t(p);
+  const tree_roles t(p);
   const std::size_t steps = p.tree.steps.size();
-  std::vector<std::optional<order_t>> fixed(t.n + steps);
+  std::vector<std::optional<order_t>> fixed(t.inputs + steps);
   // Inputs and the final result are row-major; their orders (distinct labels, fastest first) tell
   // the steps that read or write them the inner order of their groups.
   auto row_major_order = [](const std::vector<label_t>& l) {
@@ -146,15 +137,15 @@ std::vector<std::vector<std::int64_t>> planned_strides(const problem& p) {
       if (!has(o, *it)) o.push_back(*it);
     return o;
   };
-  for (std::size_t i = 0; i < t.n; ++i) fixed[i] = row_major_order(*t.labels[i]);
-  if (steps > 0) fixed[t.n + steps - 1] = row_major_order(p.tree.steps.back().out);
+  for (std::size_t i = 0; i < t.inputs; ++i) fixed[i] = row_major_order(*t.labels[i]);
+  if (steps > 0) fixed[t.inputs + steps - 1] = row_major_order(p.tree.steps.back().out);
   std::vector<std::size_t> by_cost(steps);
   for (std::size_t k = 0; k < steps; ++k) by_cost[k] = k;
-  std::stable_sort(by_cost.begin(), by_cost.end(), [&](std::size_t x, std::size_t y) { return t.madds[x] > t.madds[y]; });
+  std::stable_sort(by_cost.begin(), by_cost.end(), [&](std::size_t x, std::size_t y) { return t.multiply_adds[x] > t.multiply_adds[y]; });
   for (std::size_t k : by_cost) {
     const step& s = p.tree.steps[k];
     if (s.rhs < 0) continue;
-    const std::size_t ids[3] = {static_cast<std::size_t>(s.lhs), static_cast<std::size_t>(s.rhs), t.n + k};
+    const std::size_t ids[3] = {static_cast<std::size_t>(s.lhs), static_cast<std::size_t>(s.rhs), t.inputs + k};
     std::map<int, order_t> inner;  // each group's inner order: from the first fixed operand holding it
     for (int g : {g_batch, g_m, g_n, g_k}) {
       for (std::size_t id : ids) {
@@ -171,12 +162,12 @@ std::vector<std::vector<std::int64_t>> planned_strides(const problem& p) {
     for (int which = 0; which < 3; ++which)
       if (!fixed[ids[which]]) fixed[ids[which]] = choose_order(t, k, which, ids[which], inner);
   }
-  std::vector<std::vector<std::int64_t>> out(t.n + steps);
+  std::vector<std::vector<std::int64_t>> out(t.inputs + steps);
   for (std::size_t id = 0; id < out.size(); ++id) {
     const std::vector<label_t>& l = *t.labels[id];
     std::vector<std::int64_t> shape;
     for (label_t x : l) shape.push_back(p.net.extents[static_cast<std::size_t>(x)]);
-    if (id < t.n || id + 1 == out.size()) {
+    if (id < t.inputs || id + 1 == out.size()) {
       out[id] = dense_strides(shape, false);  // row-major, repeated labels included
       continue;
     }

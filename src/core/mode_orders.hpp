@@ -11,6 +11,21 @@
 
 namespace tnrt {
 
+/// Who reads and writes each operand of `p`'s tree, and how heavy each step is: what the pass
+/// orders by (and what bench/paths/mode_orders.cpp reports). Holds pointers into `p`.
+struct tree_roles {
+  const problem* p;
+  std::size_t inputs;                               // operand ids below this are the network's inputs
+  std::vector<const std::vector<label_t>*> labels;  // by operand id: the inputs', then each step's result
+  std::vector<int> producer, consumer;              // the step writing / reading each operand id (-1: none)
+  std::vector<double> multiply_adds;                // by step: the product of the extents of every label it touches
+
+  explicit tree_roles(const problem& pr);
+  /// Label x's group at step k: 0 batch (in A, B and D), 1 m (A and D), 2 n (B and D), 3 k (A and
+  /// B), 4 anything else (every label of a unary step).
+  [[nodiscard]] int group_at(std::size_t k, label_t x) const;
+};
+
 /// Strides (in elements, by each operand's labels) of every operand id of `p`'s tree: the inputs,
 /// then each step's result. The inputs and the final result are row-major (as callers hand them
 /// and take them). Every other intermediate gets an order from a greedy pass over the binary
