@@ -4,6 +4,10 @@ check. JAX at its default precision (TF32 on Ampere and later) is left out of "b
 column of its own, with whether its result passed the check.
 
     python3 bench/suite_table.py bench/results/2026-12-02-h200-suite/families/results.csv [--md OUT.md]
+        [--require "torch graph" --require cuTensorNet]
+
+--require PEER: a network on which that peer has no successful run is marked "missing: PEER" and
+left out of the geometric mean and the count of networks ahead (its best peer would be a weaker one).
 """
 from __future__ import annotations
 
@@ -35,7 +39,7 @@ def by_problem(rows: list[dict]) -> tuple[dict[str, dict[str, dict]], list[str]]
     return by, order
 
 
-def table(rows: list[dict], compiled: str = "compiled") -> tuple[list[str], list[float], list[float]]:
+def table(rows: list[dict], compiled: str = "compiled", require: tuple[str, ...] = ()) -> tuple[list[str], list[float], list[float]]:
     by, order = by_problem(rows)
     out = ["| network | dtype | floor ms (bound) | eager ms | compiled ms | best full-precision peer | peer ms | best peer / compiled | "
            "compiled ×floor | compiled: memory / compute / overhead ms | JAX TF32 ms (check) | tnrt check |",
@@ -53,7 +57,8 @@ def table(rows: list[dict], compiled: str = "compiled") -> tuple[list[str], list
         if e and ok.get("torch") and fnum(e["median_ms"]):
             eager_vs_torch.append(fnum(ok["torch"]["median_ms"]) / fnum(e["median_ms"]))
         ratio = fnum(best[1]["median_ms"]) / cm if best and cm else None
-        if ratio:
+        missing = [k for k in require if k not in ok and not name.endswith("-random")]
+        if ratio and not missing:
             ratios.append(ratio)
         tf = next((r for k, r in v.items() if k.startswith(REDUCED)), None)
         tf_txt = "—"
@@ -68,7 +73,8 @@ def table(rows: list[dict], compiled: str = "compiled") -> tuple[list[str], list
         fl = fnum(any_row.get("floor_ms", ""))
         g = lambda x: f"{x:.3g}" if x is not None else "—"  # noqa: E731
         out.append(f"| {name} | {any_row['dtype']} | {g(fl)} ({any_row.get('floor_bound') or '?'}) | "
-                   f"{g(fnum(e['median_ms'])) if e else '—'} | {g(cm)} | {best[0] if best else '—'} | "
+                   f"{g(fnum(e['median_ms'])) if e else '—'} | {g(cm)} | "
+                   f"{(best[0] if best else '—') + (' (missing: ' + ', '.join(missing) + ')' if missing else '')} | "
                    f"{g(fnum(best[1]['median_ms'])) if best else '—'} | {f'{ratio:.2f}' if ratio else '—'} | "
                    f"{g(fnum(c['x_floor'])) if c else '—'} | {roof} | {tf_txt} | {check} |")
     return out, ratios, eager_vs_torch
@@ -80,18 +86,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--md", help="write the table here too")
     ap.add_argument("--compiled", default="compiled", metavar="VARIANT",
                     help="the tnrt variant of the compiled column (e.g. 'compiled static': inputs in the program's own buffers)")
+    ap.add_argument("--require", action="append", default=[], metavar="PEER",
+                    help="leave a network out of the geometric mean when this peer did not run on it (repeatable)")
     args = ap.parse_args(argv)
     try:
         rows = list(csv.DictReader(open(args.csv, encoding="utf-8")))
     except OSError as e:
         print(f"suite_table: {e}", file=sys.stderr)
         return 1
-    lines, ratios, eager_vs_torch = table(rows, args.compiled)
+    lines, ratios, eager_vs_torch = table(rows, args.compiled, tuple(args.require))
     if ratios:
         g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         lines.append("")
         lines.append(f"Geometric mean of best full-precision peer / tnrt {args.compiled} over {len(ratios)} networks: {g:.2f}×; "
-                     f"compiled ahead on {sum(x > 1 for x in ratios)} of {len(ratios)}.")
+                     f"compiled ahead on {sum(x > 1 for x in ratios)} of {len(ratios)}."
+                     + (f" Networks without {' or '.join(args.require)} are left out." if args.require else ""))
     if eager_vs_torch:
         g = math.exp(sum(math.log(x) for x in eager_vs_torch) / len(eager_vs_torch))
         lines.append("")

@@ -29,53 +29,22 @@ using order_t = std::vector<label_t>;  // an operand's labels, fastest first
 
 bool has(const std::vector<label_t>& v, label_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-// tree_roles (core/mode_orders.hpp) with the lowering of a step under given orders or strides.
+// tree_roles (core/mode_orders.hpp) with the lowering of a step under given strides.
 struct analysis : tree_roles {
-  std::size_t n;
-  explicit analysis(const problem& pr) : tree_roles(pr), n(pr.net.inputs.size()) {}
+  explicit analysis(const problem& pr) : tree_roles(pr) {}
   [[nodiscard]] double madds(std::size_t k) const { return multiply_adds[k]; }
-
-  [[nodiscard]] std::vector<std::int64_t> strides_of(std::size_t id, const order_t& order) const {
-    const std::vector<label_t>& l = *labels[id];
-    std::vector<std::int64_t> st(l.size(), 0);
-    std::int64_t s = 1;
-    for (label_t x : order) {
-      for (std::size_t i = 0; i < l.size(); ++i)
-        if (l[i] == x) st[i] = s;
-      s *= p->net.extents[static_cast<std::size_t>(x)];
-    }
-    return st;
-  }
 
   [[nodiscard]] lowered_step lowered_with(std::size_t k, const std::vector<std::vector<std::int64_t>>& st) const {
     const step& s = p->tree.steps[k];
     const auto a = static_cast<std::size_t>(s.lhs);
-    labelled_layout la{labels[a], st[a]};
-    labelled_layout ld{labels[n + k], st[n + k]};
+    const labelled_layout la{&labels[a], st[a]};
+    const labelled_layout ld{&labels[inputs + k], st[inputs + k]};
     if (s.rhs < 0) return lower_step(la, nullptr, ld, p->net.extents);
     const auto b = static_cast<std::size_t>(s.rhs);
-    labelled_layout lb{labels[b], st[b]};
-    return lower_step(la, &lb, ld, p->net.extents);
-  }
-
-  [[nodiscard]] lowered_step lowered(std::size_t k, const std::vector<order_t>& orders) const {
-    const step& s = p->tree.steps[k];
-    const auto a = static_cast<std::size_t>(s.lhs);
-    labelled_layout la{labels[a], strides_of(a, orders[a])};
-    labelled_layout ld{labels[n + k], strides_of(n + k, orders[n + k])};
-    if (s.rhs < 0) return lower_step(la, nullptr, ld, p->net.extents);
-    const auto b = static_cast<std::size_t>(s.rhs);
-    labelled_layout lb{labels[b], strides_of(b, orders[b])};
+    const labelled_layout lb{&labels[b], st[b]};
     return lower_step(la, &lb, ld, p->net.extents);
   }
 };
-
-order_t row_major(const std::vector<label_t>& l) {
-  order_t o;
-  for (auto it = l.rbegin(); it != l.rend(); ++it)
-    if (!has(o, *it)) o.push_back(*it);
-  return o;
-}
 
 // An operand's distinct labels by increasing stride (fastest first).
 order_t order_of(const std::vector<label_t>& l, const std::vector<std::int64_t>& st) {
@@ -85,13 +54,6 @@ order_t order_of(const std::vector<label_t>& l, const std::vector<std::int64_t>&
   order_t o;
   for (std::size_t i : pos)
     if (!has(o, l[i])) o.push_back(l[i]);
-  return o;
-}
-
-order_t column_major(const std::vector<label_t>& l) {
-  order_t o;
-  for (label_t x : l)
-    if (!has(o, x)) o.push_back(x);
   return o;
 }
 
@@ -153,12 +115,12 @@ int main(int argc, char** argv) {
       for (std::size_t k = 0; k < sp.lowered.size(); ++k) count(an, k, sp.lowered[k], min_madds, t);
       print(name, t);
     }
-    {  // the same lowering path on column-major orders: must agree with plan_steps' column line
-      std::vector<order_t> col(an.labels.size());
-      for (std::size_t id = 0; id < col.size(); ++id) col[id] = id < an.n ? row_major(*an.labels[id]) : column_major(*an.labels[id]);
-      if (!p.tree.steps.empty()) col.back() = row_major(p.net.output);
+    {  // the same lowering path on column-major intermediates: must agree with plan_steps' column line
+      std::vector<std::vector<std::int64_t>> col(an.labels.size());
+      for (std::size_t id = 0; id < col.size(); ++id)
+        col[id] = dense_strides(p.net.shape_of(an.labels[id]), id >= an.inputs && id + 1 < col.size());
       tally c;
-      for (std::size_t k = 0; k < p.tree.steps.size(); ++k) count(an, k, an.lowered(k, col), min_madds, c);
+      for (std::size_t k = 0; k < p.tree.steps.size(); ++k) count(an, k, an.lowered_with(k, col), min_madds, c);
       print("column'", c);
     }
     const std::vector<std::vector<std::int64_t>> planned = planned_strides(p);  // core/mode_orders
@@ -170,16 +132,16 @@ int main(int argc, char** argv) {
         const step& st = p.tree.steps[k];
         if (st.rhs < 0 || an.madds(k) < min_madds) continue;
         std::printf("    step %zu (%.3g):", k, an.madds(k));
-        const std::size_t ids[3] = {static_cast<std::size_t>(st.lhs), static_cast<std::size_t>(st.rhs), an.n + k};
+        const std::size_t ids[3] = {static_cast<std::size_t>(st.lhs), static_cast<std::size_t>(st.rhs), an.inputs + k};
         const char* names[3] = {"A", "B", "D"};
         for (int w = 0; w < 3; ++w) {
           const std::size_t id = ids[w];
-          const int from = w < 2 ? an.producer[id] : an.consumer[id];
+          const int from = w < 2 ? an.producer(id) : an.consumer[k];
           std::printf(" %s(%s%d):", names[w], w < 2 ? (from < 0 ? "input" : "step ") : (from < 0 ? "result" : "to step "), from < 0 ? 0 : from);
           const char* gn = "bmnkr";
           for (int g = 0; g < 5; ++g) {
             std::vector<std::size_t> at;
-            const order_t o = order_of(*an.labels[id], planned[id]);
+            const order_t o = order_of(an.labels[id], planned[id]);
             for (std::size_t i = 0; i < o.size(); ++i)
               if (an.group_at(k, o[i]) == g) at.push_back(i);
             if (at.empty()) continue;

@@ -29,5 +29,8 @@ struct tree_cost {
   [[nodiscard]] double rw_bytes(dtype type) const noexcept { return rw_elements * static_cast<double>(size_of(type)); }
 };
 tree_cost cost_of(const network& net, const contraction_tree& tree);
+/// Each step's multiply-adds (the product of the extents of every label it touches): the terms of
+/// cost_of's flops, in step order.
+std::vector<double> step_multiply_adds(const network& net, const contraction_tree& tree);
 
 }  // namespace tnrt

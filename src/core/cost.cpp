@@ -58,6 +58,13 @@ tree_cost cost_of(const network& net, const contraction_tree& tree) {
   return c;
 }
 
+std::vector<double> step_multiply_adds(const network& net, const contraction_tree& tree) {
+  std::vector<double> out;
+  out.reserve(tree.steps.size());
+  for_each_step(net, tree, operand_labels(net, tree), [&](double flops, double, double, double) { out.push_back(flops); });
+  return out;
+}
+
 double predicted_seconds(const network& net, const contraction_tree& tree, const cost_model& model) {
   double t = 0;
   for_each_step(net, tree, operand_labels(net, tree),

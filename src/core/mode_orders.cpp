@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/step_lowering.hpp"
+#include "tnrt/path.hpp"
 
 namespace tnrt {
 namespace {
@@ -26,8 +27,9 @@ order_t column_major(const std::vector<label_t>& l) {
 // fixed so far; records the inner orders it fixes.
 order_t choose_order(const tree_roles& t, std::size_t k, int which, std::size_t id, std::map<int, order_t>& inner) {
   static constexpr int arrangement[3][3] = {{g_m, g_k, g_batch}, {g_k, g_n, g_batch}, {g_m, g_n, g_batch}};
-  const std::vector<label_t>& l = *t.labels[id];
-  const int other = which < 2 ? t.producer[id] : t.consumer[id];  // the operand's other step
+  const std::vector<label_t>& l = t.labels[id];
+  const order_t cols = column_major(l);
+  const int other = which < 2 ? t.producer(id) : t.consumer[id - t.inputs];  // the operand's other step
   auto other_group = [&](label_t x) { return other >= 0 ? t.group_at(static_cast<std::size_t>(other), x) : 0; };
   int rank[5] = {0, 1, 2, 3, 4};
   order_t best;
@@ -41,13 +43,13 @@ order_t choose_order(const tree_roles& t, std::size_t k, int which, std::size_t 
         for (label_t x : it->second)
           if (has(l, x)) part.push_back(x);
       } else {
-        for (label_t x : column_major(l))
+        for (label_t x : cols)
           if (t.group_at(k, x) == g) part.push_back(x);
         std::stable_sort(part.begin(), part.end(), [&](label_t x, label_t y) { return rank[other_group(x)] < rank[other_group(y)]; });
       }
       o.insert(o.end(), part.begin(), part.end());
     }
-    for (label_t x : column_major(l))
+    for (label_t x : cols)
       if (!has(o, x)) o.push_back(x);
     const bool all_batch = std::all_of(o.begin(), o.end(), [&](label_t x) { return t.group_at(k, x) == g_batch; });
     if (!o.empty() && !all_batch && t.group_at(k, o.front()) == g_batch) return;  // a batch mode fastest: no GEMM
@@ -74,7 +76,7 @@ order_t choose_order(const tree_roles& t, std::size_t k, int which, std::size_t 
       consider(groups);
     } while (std::next_permutation(rank, rank + 5));
   } while (std::next_permutation(groups, groups + 3));
-  if (best_score < 0) best = column_major(l);  // every candidate led with batch (cannot happen: one has m/n/k first)
+  if (best_score < 0) best = cols;  // only batch and other modes, a batch mode first: no GEMM order exists
   for (int g : {g_batch, g_m, g_n, g_k}) {
     if (inner.count(g) != 0) continue;
     order_t part;
@@ -87,36 +89,18 @@ order_t choose_order(const tree_roles& t, std::size_t k, int which, std::size_t 
 
 }  // namespace
 
-tree_roles::tree_roles(const problem& pr) : p(&pr), inputs(pr.net.inputs.size()) {
-  const std::size_t n = inputs, steps = pr.tree.steps.size();
-  labels.resize(n + steps);
-  producer.assign(n + steps, -1);
-  consumer.assign(n + steps, -1);
-  for (std::size_t i = 0; i < n; ++i) labels[i] = &pr.net.inputs[i];
-  multiply_adds.assign(steps, 1.0);
-  for (std::size_t k = 0; k < steps; ++k) {
-    const step& s = pr.tree.steps[k];
-    labels[n + k] = &s.out;
-    producer[n + k] = static_cast<int>(k);
-    consumer[static_cast<std::size_t>(s.lhs)] = static_cast<int>(k);
-    if (s.rhs >= 0) consumer[static_cast<std::size_t>(s.rhs)] = static_cast<int>(k);
-  }
-  for (std::size_t k = 0; k < steps; ++k) {
-    const step& s = pr.tree.steps[k];
-    order_t all;
-    for (const auto* v : {labels[static_cast<std::size_t>(s.lhs)], s.rhs >= 0 ? labels[static_cast<std::size_t>(s.rhs)] : nullptr, &s.out})
-      if (v != nullptr)
-        for (label_t x : *v)
-          if (!has(all, x)) all.push_back(x);
-    for (label_t x : all) multiply_adds[k] *= static_cast<double>(pr.net.extents[static_cast<std::size_t>(x)]);
-  }
-}
+tree_roles::tree_roles(const problem& pr)
+    : p(&pr),
+      inputs(pr.net.inputs.size()),
+      labels(operand_labels(pr.net, pr.tree)),
+      consumer(step_consumers(pr.net, pr.tree)),
+      multiply_adds(step_multiply_adds(pr.net, pr.tree)) {}
 
 int tree_roles::group_at(std::size_t k, label_t x) const {
   const step& s = p->tree.steps[k];
   if (s.rhs < 0) return g_rest;
-  const bool in_a = has(*labels[static_cast<std::size_t>(s.lhs)], x);
-  const bool in_b = has(*labels[static_cast<std::size_t>(s.rhs)], x);
+  const bool in_a = has(labels[static_cast<std::size_t>(s.lhs)], x);
+  const bool in_b = has(labels[static_cast<std::size_t>(s.rhs)], x);
   const bool in_d = has(s.out, x);
   if (in_a && in_b && in_d) return g_batch;
   if (in_a && in_d) return g_m;
@@ -137,7 +121,7 @@ std::vector<std::vector<std::int64_t>> planned_strides(const problem& p) {
       if (!has(o, *it)) o.push_back(*it);
     return o;
   };
-  for (std::size_t i = 0; i < t.inputs; ++i) fixed[i] = row_major_order(*t.labels[i]);
+  for (std::size_t i = 0; i < t.inputs; ++i) fixed[i] = row_major_order(t.labels[i]);
   if (steps > 0) fixed[t.inputs + steps - 1] = row_major_order(p.tree.steps.back().out);
   std::vector<std::size_t> by_cost(steps);
   for (std::size_t k = 0; k < steps; ++k) by_cost[k] = k;
@@ -164,11 +148,9 @@ std::vector<std::vector<std::int64_t>> planned_strides(const problem& p) {
   }
   std::vector<std::vector<std::int64_t>> out(t.inputs + steps);
   for (std::size_t id = 0; id < out.size(); ++id) {
-    const std::vector<label_t>& l = *t.labels[id];
-    std::vector<std::int64_t> shape;
-    for (label_t x : l) shape.push_back(p.net.extents[static_cast<std::size_t>(x)]);
+    const std::vector<label_t>& l = t.labels[id];
     if (id < t.inputs || id + 1 == out.size()) {
-      out[id] = dense_strides(shape, false);  // row-major, repeated labels included
+      out[id] = dense_strides(p.net.shape_of(l), false);  // row-major, repeated labels included
       continue;
     }
     const order_t o = fixed[id] ? *fixed[id] : column_major(l);

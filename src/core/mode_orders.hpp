@@ -11,16 +11,18 @@
 
 namespace tnrt {
 
-/// Who reads and writes each operand of `p`'s tree, and how heavy each step is: what the pass
-/// orders by (and what bench/paths/mode_orders.cpp reports). Holds pointers into `p`.
+/// What the pass orders by (and what bench/paths/mode_orders.cpp reports): each operand's labels,
+/// each step's consumer and multiply-adds, and each label's group at a step. Holds a pointer to `p`.
 struct tree_roles {
   const problem* p;
-  std::size_t inputs;                               // operand ids below this are the network's inputs
-  std::vector<const std::vector<label_t>*> labels;  // by operand id: the inputs', then each step's result
-  std::vector<int> producer, consumer;              // the step writing / reading each operand id (-1: none)
-  std::vector<double> multiply_adds;                // by step: the product of the extents of every label it touches
+  std::size_t inputs;                             // operand ids below this are the network's inputs
+  std::vector<std::vector<label_t>> labels;       // by operand id (operand_labels)
+  std::vector<int> consumer;                      // by step: the step reading its result (step_consumers)
+  std::vector<double> multiply_adds;              // by step (step_multiply_adds)
 
   explicit tree_roles(const problem& pr);
+  /// The step that writes operand `id` (-1: a network input).
+  [[nodiscard]] int producer(std::size_t id) const noexcept { return id < inputs ? -1 : static_cast<int>(id - inputs); }
   /// Label x's group at step k: 0 batch (in A, B and D), 1 m (A and D), 2 n (B and D), 3 k (A and
   /// B), 4 anything else (every label of a unary step).
   [[nodiscard]] int group_at(std::size_t k, label_t x) const;

@@ -34,10 +34,11 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
 // calls first and then the three timed ones: at 64 entries it chose steady states up to 1.19x
 // slower than column-major, because its timed calls rebuilt evicted plans; bench/results/
 // 2026-12-03-h200-eager-learn.) The first later call whose three timed calls have all finished
-// (an event query, never a wait) picks the fastest, the options' own layout unless another is at least 3% faster (compiled's
-// rule), and every later call takes it. Until then calls take the options' layout, and a call on a
-// stream being captured into a graph takes part in no trial (no events are recorded into a
-// capture). Results under different layouts differ only in rounding (the order of sums).
+// (an event query, never a wait) picks the fastest, the options' own layout unless another is at
+// least 3% faster (compiled's rule), and every later call takes it. Until then calls take the
+// options' layout, and a call on a stream being captured into a graph takes part in no trial (no
+// events are recorded into a capture). Results under different layouts differ only in rounding
+// (the order of sums).
 struct layout_learning {
   std::array<layout_policy, 3> order{};
   int calls = 0;    // calls that took part so far

@@ -411,6 +411,10 @@ def test_suite_table_counts_compiled_and_eager_against_the_peers():
     assert eager == [1.5, 0.5]   # torch eager / tnrt eager
     _, static, _ = suite_table.table(rows, "compiled static")
     assert static == [3.0, 0.5]
+    # a required peer that did not run on a network leaves that network out, and the row says so
+    lines, required, _ = suite_table.table(rows, "compiled", ("cuTensorNet",))
+    assert required == [0.5]
+    assert "missing: cuTensorNet" in lines[2] and "missing" not in lines[3]
 
 
 def test_variant_table_ratios_and_geometric_mean():

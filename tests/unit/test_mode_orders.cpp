@@ -15,16 +15,10 @@
 #include "core/step_lowering.hpp"
 #include "support/random_problem.hpp"
 #include "tnrt/cpu.hpp"
+#include "tnrt/path.hpp"
 
 namespace tnrt {
 namespace {
-
-std::vector<const std::vector<label_t>*> operand_label_ptrs(const problem& p) {
-  std::vector<const std::vector<label_t>*> l;
-  for (const auto& in : p.net.inputs) l.push_back(&in);
-  for (const step& s : p.tree.steps) l.push_back(&s.out);
-  return l;
-}
 
 // True when `st` lays out a dense tensor of these labels' extents (each element once, no gaps).
 bool dense_permutation(const std::vector<label_t>& l, const std::vector<std::int64_t>& st, const std::vector<std::int64_t>& extents) {
@@ -46,15 +40,15 @@ TEST(ModeOrders, IntermediatesAreDensePermutationsAndEndsStayRowMajor) {
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     const problem p = test::random_problem(seed, dtype::f64, 1, 4, 8);
     const auto st = planned_strides(p);
-    const auto labels = operand_label_ptrs(p);
+    const auto labels = operand_labels(p.net, p.tree);
     ASSERT_EQ(st.size(), labels.size()) << p.source;
     const std::size_t n = p.net.inputs.size();
     for (std::size_t id = 0; id < st.size(); ++id) {
       const bool end = id < n || id + 1 == st.size();
       if (end) {
-        EXPECT_EQ(st[id], dense_strides(p.net.shape_of(*labels[id]), false)) << p.source << ", operand " << id;
+        EXPECT_EQ(st[id], dense_strides(p.net.shape_of(labels[id]), false)) << p.source << ", operand " << id;
       } else {
-        EXPECT_TRUE(dense_permutation(*labels[id], st[id], p.net.extents)) << p.source << ", operand " << id;
+        EXPECT_TRUE(dense_permutation(labels[id], st[id], p.net.extents)) << p.source << ", operand " << id;
       }
     }
     EXPECT_EQ(planned_strides(p), st) << "deterministic";
@@ -67,21 +61,21 @@ TEST(ModeOrders, TreesEvaluatedOnPlannedStridesMatchTheCpuEngine) {
     if (p.tree.steps.empty()) continue;
     const auto in = test::random_inputs(p, seed);
     const auto st = planned_strides(p);
-    const auto labels = operand_label_ptrs(p);
+    const auto labels = operand_labels(p.net, p.tree);
     const std::size_t n = p.net.inputs.size();
     std::vector<std::vector<double>> buf(st.size());
     for (std::size_t i = 0; i < n; ++i) buf[i].assign(in[i].as<double>(), in[i].as<double>() + in[i].size());
     for (std::size_t k = 0; k < p.tree.steps.size(); ++k) {
       const step& s = p.tree.steps[k];
       const auto a = static_cast<std::size_t>(s.lhs);
-      const labelled_layout la{labels[a], st[a]};
-      const labelled_layout ld{labels[n + k], st[n + k]};
+      const labelled_layout la{&labels[a], st[a]};
+      const labelled_layout ld{&labels[n + k], st[n + k]};
       buf[n + k].assign(static_cast<std::size_t>(p.net.elements_of(s.out)), 0.0);
       if (s.rhs < 0) {
         evaluate_lowered(lower_step(la, nullptr, ld, p.net.extents), buf[a].data(), static_cast<const double*>(nullptr), buf[n + k].data());
       } else {
         const auto b = static_cast<std::size_t>(s.rhs);
-        const labelled_layout lb{labels[b], st[b]};
+        const labelled_layout lb{&labels[b], st[b]};
         evaluate_lowered(lower_step(la, &lb, ld, p.net.extents), buf[a].data(), buf[b].data(), buf[n + k].data());
       }
     }
@@ -103,27 +97,14 @@ TEST(ModeOrders, TheHeaviestStepIsOneGemmWhenItsOperandsAreFree) {
     const problem p = test::random_problem(seed, dtype::f64, 2, 3, 8);
     const std::size_t n = p.net.inputs.size(), steps = p.tree.steps.size();
     if (steps < 3) continue;
-    const auto labels = operand_label_ptrs(p);
-    std::size_t heavy = 0;
-    double most = -1;
-    for (std::size_t k = 0; k < steps; ++k) {
-      const step& s = p.tree.steps[k];
-      std::vector<label_t> all;
-      for (const auto* v : {labels[static_cast<std::size_t>(s.lhs)], labels[static_cast<std::size_t>(s.rhs)], &s.out})
-        for (label_t x : *v)
-          if (std::find(all.begin(), all.end(), x) == all.end()) all.push_back(x);
-      double m = 1;
-      for (label_t x : all) m *= static_cast<double>(p.net.extents[static_cast<std::size_t>(x)]);
-      if (m > most) {
-        most = m;
-        heavy = k;
-      }
-    }
+    const auto labels = operand_labels(p.net, p.tree);
+    const std::vector<double> madds = step_multiply_adds(p.net, p.tree);
+    const auto heavy = static_cast<std::size_t>(std::max_element(madds.begin(), madds.end()) - madds.begin());
     const step& s = p.tree.steps[heavy];
     const auto a = static_cast<std::size_t>(s.lhs), b = static_cast<std::size_t>(s.rhs);
     if (a < n || b < n || heavy + 1 == steps) continue;
-    const auto& la = *labels[a];
-    const auto& lb = *labels[b];
+    const auto& la = labels[a];
+    const auto& lb = labels[b];
     auto in = [](const std::vector<label_t>& v, label_t x) { return std::find(v.begin(), v.end(), x) != v.end(); };
     bool alone = la.empty() || lb.empty() || s.out.empty();
     for (label_t x : la) alone = alone || (!in(lb, x) && !in(s.out, x));
@@ -135,6 +116,18 @@ TEST(ModeOrders, TheHeaviestStepIsOneGemmWhenItsOperandsAreFree) {
     ++checked;
   }
   EXPECT_GE(checked, 10) << "too few random trees had a free heaviest step";
+}
+
+// step_multiply_adds: cost_of's flops, step by step.
+TEST(ModeOrders, StepMultiplyAddsSumToTheTreeCost) {
+  for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+    const problem p = test::random_problem(seed, dtype::f64, 1, 4, 8);
+    const std::vector<double> madds = step_multiply_adds(p.net, p.tree);
+    ASSERT_EQ(madds.size(), p.tree.steps.size());
+    EXPECT_DOUBLE_EQ(std::accumulate(madds.begin(), madds.end(), 0.0), cost_of(p.net, p.tree).flops) << p.source;
+  }
+  const problem m = test::matmul_problem(3, 5, 7, dtype::f32);
+  EXPECT_EQ(step_multiply_adds(m.net, m.tree), std::vector<double>{105.0});
 }
 
 }  // namespace
