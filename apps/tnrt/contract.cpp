@@ -90,10 +90,12 @@ GPU knobs:
   --workspace-cap BYTES (K/M/G)  --no-graph  --jit  --autotune
   --jit-steps N              compiled: the N slowest library steps also get a cuTENSOR JIT kernel, timed and
                              kept when faster (default 0; each costs a JIT compile of a second or more)
-  --layout auto|column|follow|row   intermediates' layout (default auto: compiled mode builds the program under
-                             each of the three, times a few replays and keeps the fastest; eager runs a
-                             network's first six calls under each layout twice (a warm call, then a
-                             timed call), then keeps the fastest; column: the tree's label order, first contiguous)
+  --layout auto|column|follow|row|planned   intermediates' layout (default auto: compiled mode builds the
+                             program under each of the four, times a few replays and keeps the fastest; eager
+                             runs a network's first eight calls under each layout twice (a warm call, then a
+                             timed call), then keeps the fastest; column: the tree's label order, first
+                             contiguous; planned: each intermediate in a mode order of its own, so that heavy
+                             steps are GEMMs as their operands lie)
   --no-fuse                  run every step through cuTENSOR (default: small subtrees in one fused launch)
   --tiled auto|on|off        large x small steps via tnrt's tiled streaming kernel (default auto: compiled
                              mode times it (both layouts) against cuTENSOR per step and keeps the fastest,
@@ -425,7 +427,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
       a.int_or("retire-capacity", static_cast<std::int64_t>(o.retirement_capacity), 1, 1 << 20));
   o.workspace_cap = a.bytes_or("workspace-cap", o.workspace_cap);
   o.use_graph = !a.has("no-graph");
-  const std::string layout = a.choice_or("layout", "auto", {"auto", "follow", "column", "row"});
+  const std::string layout = a.choice_or("layout", "auto", {"auto", "follow", "column", "row", "planned"});
   o.time_layouts = layout == "auto";
   o.intermediate_layout = layout_named(layout).value_or(layout_policy::column_major);
   o.fuse_small_steps = !a.has("no-fuse");
@@ -660,7 +662,8 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
        {{"trials", s.api.eager_layout_trials},
         {"learned_column", s.api.eager_layouts_column},
         {"learned_row", s.api.eager_layouts_row},
-        {"learned_follow", s.api.eager_layouts_follow}}},
+        {"learned_follow", s.api.eager_layouts_follow},
+        {"learned_planned", s.api.eager_layouts_planned}}},
   };
   j["versions"] = {{"device_name", r.device_name},
                    {"driver", r.driver_version},
@@ -696,11 +699,12 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
     std::snprintf(line, sizeof line, "layout: %s%s%s%s", r.layout.c_str(), timed.empty() ? "" : " (timed: ", timed.c_str(), timed.empty() ? "" : ")");
     add();
   } else if (s.api.eager_layout_trials > 0) {  // eager learned (or is learning) its layout over the first calls
-    const std::uint64_t learned = s.api.eager_layouts_column + s.api.eager_layouts_row + s.api.eager_layouts_follow;
+    const std::uint64_t learned = s.api.eager_layouts_column + s.api.eager_layouts_row + s.api.eager_layouts_follow + s.api.eager_layouts_planned;
     std::snprintf(line, sizeof line, "layout: %s (eager, learned from %llu timed calls, one per layout, each after a warm call)",
                   learned == 0                       ? "not decided yet"
                   : s.api.eager_layouts_row > 0      ? "row"
                   : s.api.eager_layouts_follow > 0   ? "follow"
+                  : s.api.eager_layouts_planned > 0  ? "planned"
                                                      : "column",
                   static_cast<unsigned long long>(s.api.eager_layout_trials));
     add();
@@ -1091,7 +1095,7 @@ int run_contract(std::span<char* const> argv) {
   (void)a.choice_or("branches", "auto", {"auto", "on", "off"});
   (void)a.choice_or("split-sums", "auto", {"auto", "on", "off"});
   (void)a.choice_or("precision", "full", {"full", "tf32", "tf32x3"});
-  (void)a.choice_or("layout", "auto", {"auto", "follow", "column", "row"});
+  (void)a.choice_or("layout", "auto", {"auto", "follow", "column", "row", "planned"});
   (void)a.choice_or("tiled", "auto", {"auto", "on", "off"});
   (void)a.choice_or("retire", "deferred", {"deferred", "barrier"});
   (void)a.int_or("retire-capacity", 1, 1, 1 << 20);

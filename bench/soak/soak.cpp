@@ -4,7 +4,7 @@
 // nothing in use after a synchronize), the retirement queue (in_flight never above capacity, no
 // leaked block) and exits non-zero on any failure.
 //
-//   tnrt_soak [--count N] [--seed S] [--fuse on|off] [--layout column|row|follow] [--quiet]
+//   tnrt_soak [--count N] [--seed S] [--fuse on|off] [--layout column|row|follow|planned] [--quiet]
 //
 // Prints the pool at 10% (the end of warm-up), 50% and 100%, then one line:
 //   soak: N contractions, M verified, F failed, pool high-water X after warm-up → Y at end, leaked L, max in_flight K
@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -42,7 +43,7 @@ struct soak_options {
 
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
-               "tnrt_soak: %s\nusage: tnrt_soak [--count N] [--seed S] [--fuse on|off] [--layout column|row|follow] "
+               "tnrt_soak: %s\nusage: tnrt_soak [--count N] [--seed S] [--fuse on|off] [--layout column|row|follow|planned] "
                "[--quiet]\n",
                why);
   std::exit(2);
@@ -74,10 +75,9 @@ soak_options parse_args(int argc, char** argv) {
       o.fuse = v == "on";
     } else if (a == "--layout") {
       const auto v = value();
-      if (v == "column") o.layout = tnrt::layout_policy::column_major;
-      else if (v == "row") o.layout = tnrt::layout_policy::row_major;
-      else if (v == "follow") o.layout = tnrt::layout_policy::follow;
-      else usage("--layout column|row|follow");
+      const std::optional<tnrt::layout_policy> l = tnrt::layout_named(v);
+      if (!l) usage("--layout column|row|follow|planned");
+      o.layout = *l;
     } else if (a == "--quiet") {
       o.quiet = true;
     } else if (a == "--help" || a == "-h") {

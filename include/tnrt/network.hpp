@@ -5,6 +5,7 @@
 // Layout convention everywhere in tnrt: row-major (NumPy's C order). An operand with labels
 // (a, b, c) and extents (2, 3, 4) has strides (12, 4, 1) in elements: the LAST label is contiguous.
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,9 +79,17 @@ enum class layout_policy : std::uint8_t {
   follow,        // follow the larger operand: the smaller operand's free modes fastest, then the larger
                  // operand's kept modes in its own memory order, so a bandwidth-bound step streams
                  // the large operand and the result in the same order
+  planned,       // each intermediate in a mode order of its own, chosen over the whole tree, heaviest
+                 // step first, so that its heavy steps are GEMMs as their operands lie
+                 // (src/core/mode_orders.hpp, planned_strides)
 };
 
-/// A layout's name: "row", "column" or "follow" (the CLI's --layout, Python's "layout" option).
+/// Every layout, in the order compiled times them and eager learns them (after the options' own).
+inline constexpr layout_policy all_layouts[] = {layout_policy::column_major, layout_policy::row_major, layout_policy::follow,
+                                                layout_policy::planned};
+inline constexpr std::size_t layout_count = std::size(all_layouts);
+
+/// A layout's name: "row", "column", "follow" or "planned" (the CLI's --layout, Python's "layout" option).
 std::string_view name_of(layout_policy l) noexcept;
 /// The layout of that name; nothing for any other name.
 std::optional<layout_policy> layout_named(std::string_view name) noexcept;

@@ -52,14 +52,16 @@ struct options {
   int algo = -1;
   bool use_graph = true;  // compiled: replay as a CUDA graph (else plain stream replay)
   /// How intermediates are laid out (src/core/step_lowering.hpp): `follow` the larger operand's
-  /// memory order, column-major (the default) or row-major in the tree's label order. The result
+  /// memory order, column-major (the default) or row-major in the tree's label order, or `planned`
+  /// (each intermediate in a mode order of its own, chosen over the whole tree so that its heavy
+  /// steps are GEMMs as their operands lie: src/core/mode_orders.hpp). The result
   /// handed back is row-major unless the caller's output view says otherwise.
   layout_policy intermediate_layout = layout_policy::column_major;
   /// Compiled: build the program under each intermediate layout (intermediate_layout first, then
-  /// the other two), time a few replays of each and keep the fastest (a candidate replaces the kept
+  /// the other three), time a few replays of each and keep the fastest (a candidate replaces the kept
   /// one when at least 3% faster; the two held at once share the memory limit, and a candidate that
   /// does not fit in what the kept one leaves is skipped). Eager calls
-  /// learn it instead (src/cuda/eager.cpp): a network's first six calls on a thread run under
+  /// learn it instead (src/cuda/eager.cpp): a network's first eight calls on a thread run under
   /// each layout twice, a warm call and then a call timed by events on the call's stream, and
   /// later calls take the fastest (intermediate_layout unless another is at least 3% faster; no host wait). Off:
   /// intermediate_layout alone, in both. Sliced programs always take intermediate_layout.
@@ -159,7 +161,8 @@ struct api_stats {
   std::uint64_t eager_layout_trials = 0;    // eager calls timed to learn their network's layout (options::time_layouts)
   std::uint64_t eager_layouts_column = 0;   // networks whose eager layout was learned: column-major,
   std::uint64_t eager_layouts_row = 0;      // row-major,
-  std::uint64_t eager_layouts_follow = 0;   // follow
+  std::uint64_t eager_layouts_follow = 0;   // follow,
+  std::uint64_t eager_layouts_planned = 0;  // planned (each intermediate's mode order its own)
   std::uint64_t bridged_calls = 0;  // calls on a caller's stream run on the context's own, bridged by two events (eager calls; program runs without an io graph)
 };
 

@@ -287,6 +287,7 @@ nb::dict dict_of(const tnrt::counters& c) {
   api["eager_layouts_column"] = c.api.eager_layouts_column;
   api["eager_layouts_row"] = c.api.eager_layouts_row;
   api["eager_layouts_follow"] = c.api.eager_layouts_follow;
+  api["eager_layouts_planned"] = c.api.eager_layouts_planned;
   api["bridged_calls"] = c.api.bridged_calls;
   syncs["stream_syncs"] = c.syncs.stream_syncs;
   syncs["device_syncs"] = c.syncs.device_syncs;
@@ -364,7 +365,7 @@ class py_context {
       else if (key == "layout") {  // the CLI's --layout: 'auto' times (compiled) or learns (eager) it, else fixed
         const auto s = nb::cast<std::string>(v);
         const std::optional<tnrt::layout_policy> l = tnrt::layout_named(s);
-        if (s != "auto" && !l) throw tnrt::usage_error("option 'layout' is 'auto', 'column', 'row' or 'follow', not '" + s + "'");
+        if (s != "auto" && !l) throw tnrt::usage_error("option 'layout' is 'auto', 'column', 'row', 'follow' or 'planned', not '" + s + "'");
         opt_.time_layouts = !l;
         if (l) opt_.intermediate_layout = *l;
       }

@@ -737,6 +737,7 @@ counters context::stats() const {
   c.api.eager_layouts_column = backend.eager_layouts_column;
   c.api.eager_layouts_row = backend.eager_layouts_row;
   c.api.eager_layouts_follow = backend.eager_layouts_follow;
+  c.api.eager_layouts_planned = backend.eager_layouts_planned;
   c.api.bridged_calls = backend.bridged_calls;
   return c;
 }

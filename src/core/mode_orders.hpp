@@ -1,6 +1,7 @@
 #pragma once
-// Intermediate mode orders of their own, step by step (not yet used by the engine: see
-// docs/design.md, Next). Under a whole-network layout (column, row, follow) no compute-heavy step
+// Intermediate mode orders of their own, step by step: the `planned` layout (layout_policy::planned;
+// plan_steps lowers every step on these strides, compiled times it beside the other layouts and eager
+// learns it). Under a whole-network layout (column, row, follow) no compute-heavy step
 // of most suite networks is one GEMM as it lies; with each intermediate's order chosen for the
 // heaviest step that touches it, the heaviest step of every suite network is (bench/results/
 // 2026-12-03-cpu-mode-orders). Host-only and deterministic.
@@ -39,6 +40,11 @@ struct tree_roles {
 /// one under which the most of the operand's other step's groups (its producer's or its consumer's)
 /// are contiguous too. An intermediate no binary step decided is column-major. Each intermediate's
 /// strides are a dense permutation of its extents.
-std::vector<std::vector<std::int64_t>> planned_strides(const problem& p);
+///
+/// `input_strides` (null: row-major) and `final_strides` (null: row-major) give the inputs' and the
+/// final result's strides where a caller hands other ones (eager views of any layout): their orders
+/// (labels by increasing stride) then seed the groups' inner orders, and they are returned as given.
+std::vector<std::vector<std::int64_t>> planned_strides(const problem& p, const std::vector<std::vector<std::int64_t>>* input_strides = nullptr,
+                                                       const std::vector<std::int64_t>* final_strides = nullptr);
 
 }  // namespace tnrt

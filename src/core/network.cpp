@@ -43,12 +43,14 @@ std::string_view name_of(layout_policy l) noexcept {
       return "column";
     case layout_policy::follow:
       return "follow";
+    case layout_policy::planned:
+      return "planned";
   }
   return "column";
 }
 
 std::optional<layout_policy> layout_named(std::string_view name) noexcept {
-  for (layout_policy l : {layout_policy::row_major, layout_policy::column_major, layout_policy::follow})
+  for (layout_policy l : all_layouts)
     if (name == name_of(l)) return l;
   return std::nullopt;
 }

@@ -51,7 +51,8 @@ std::vector<std::int64_t> choose_result_strides(const std::vector<label_t>& out,
   std::vector<std::int64_t> shape;
   shape.reserve(out.size());
   for (label_t l : out) shape.push_back(extents.at(static_cast<std::size_t>(l)));
-  if (policy != layout_policy::follow) return dense_strides(shape, policy == layout_policy::column_major);
+  // `planned` is a whole-tree choice (plan_steps, core/mode_orders): one step alone is column-major.
+  if (policy != layout_policy::follow) return dense_strides(shape, policy != layout_policy::row_major);
 
   auto elements = [&](const labelled_layout& o) {
     std::int64_t e = 1;

@@ -47,7 +47,8 @@ struct labelled_layout {
 lowered_step lower_step(const labelled_layout& lhs, const labelled_layout* rhs, const labelled_layout& out,
                         const std::vector<std::int64_t>& extents);
 
-/// Strides (in elements, by `out`'s labels) for a step's result under `policy`.
+/// Strides (in elements, by `out`'s labels) for a step's result under `policy` (`planned`, a
+/// choice over the whole tree that plan_steps makes, is column-major for one step alone).
 std::vector<std::int64_t> choose_result_strides(const std::vector<label_t>& out, const labelled_layout& lhs,
                                                 const labelled_layout* rhs, const std::vector<std::int64_t>& extents,
                                                 layout_policy policy);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/mode_orders.hpp"
 #include "tnrt/tensor.hpp"
 
 namespace tnrt {
@@ -26,7 +27,7 @@ std::vector<std::vector<std::int64_t>> input_strides(const problem& p, const std
 }
 
 lowered_step lower_tree_step(const options& opt, const problem& p, std::size_t k, std::vector<std::vector<std::int64_t>>& strides,
-                             const std::vector<std::int64_t>* final_strides) {
+                             const std::vector<std::int64_t>* final_strides, const std::vector<std::vector<std::int64_t>>* planned) {
   const network& net = p.net;
   const std::size_t n = net.inputs.size();
   auto labels_of = [&](int id) -> const std::vector<label_t>& {
@@ -39,6 +40,8 @@ lowered_step lower_tree_step(const options& opt, const problem& p, std::size_t k
   const bool last = k + 1 == p.tree.steps.size();
   if (last && final_strides != nullptr) {
     strides[n + k] = *final_strides;
+  } else if (!last && planned != nullptr) {
+    strides[n + k] = (*planned)[n + k];
   } else {
     strides[n + k] = choose_result_strides(s.out, la, s.rhs >= 0 ? &lb : nullptr, net.extents, last ? layout_policy::row_major : opt.intermediate_layout);
   }
@@ -107,7 +110,10 @@ step_plan plan_steps(const problem& p, const options& opt, const std::vector<std
     return plan;
   }
   plan.lowered.resize(steps);
-  for (std::size_t k = 0; k < steps; ++k) plan.lowered[k] = lower_tree_step(opt, p, k, plan.strides, final_strides);
+  std::vector<std::vector<std::int64_t>> planned;
+  if (opt.intermediate_layout == layout_policy::planned) planned = planned_strides(p, input_strides_given, final_strides);
+  for (std::size_t k = 0; k < steps; ++k)
+    plan.lowered[k] = lower_tree_step(opt, p, k, plan.strides, final_strides, planned.empty() ? nullptr : &planned);
   plan.fusion = checked_fusion(fusion_of(opt, p), steps, plan.lowered);
   plan.consumer = step_consumers(p.net, p.tree);
   plan.kernel.assign(steps, step_kernel::library);

@@ -61,9 +61,13 @@ step_plan plan_steps(const problem& p, const options& opt, const std::vector<std
 /// still empty.
 std::vector<std::vector<std::int64_t>> input_strides(const problem& p, const std::vector<std::vector<std::int64_t>>* given = nullptr);
 /// Lowers step k once its operands' strides are known, and records its result's strides (the
-/// options' intermediate layout; the last step row-major, or `final_strides` when given).
+/// options' intermediate layout; the last step row-major, or `final_strides` when given). The
+/// `planned` layout is a choice over the whole tree: `planned` holds planned_strides' result
+/// (core/mode_orders.hpp), whose strides an intermediate then takes; without it a step under that
+/// layout is column-major.
 lowered_step lower_tree_step(const options& opt, const problem& p, std::size_t k, std::vector<std::vector<std::int64_t>>& strides,
-                             const std::vector<std::int64_t>* final_strides = nullptr);
+                             const std::vector<std::int64_t>* final_strides = nullptr,
+                             const std::vector<std::vector<std::int64_t>>* planned = nullptr);
 /// The fusion plan under the options (every step to the library when fusion is off).
 fusion_plan fusion_of(const options& opt, const problem& p);
 /// `planned`, or every step to the library when some absorbed step does not fit a record or no

@@ -212,7 +212,7 @@ std::unique_ptr<compiled_program> compiled_program::build_timed_layouts(engine& 
                                                                         std::vector<std::pair<layout_policy, float>>& times, float& best_ms) {
   const layout_policy first = eng.opts().intermediate_layout;
   std::vector<layout_policy> order{first};
-  for (layout_policy l : {layout_policy::column_major, layout_policy::row_major, layout_policy::follow})
+  for (layout_policy l : all_layouts)
     if (l != first) order.push_back(l);
   std::unique_ptr<compiled_program> best = std::make_unique<compiled_program>(eng, p, 0, 0, &order[0]);
   times = {{order[0], time_replays(*best, eng.stream())}};

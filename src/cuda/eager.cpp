@@ -27,28 +27,29 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
 // 2026-12-03-h200-own-sitting/eager-layouts.md) row-major took 1.61x column-major's time on the
 // reference network and 0.63x on lattice-10x10, follow 0.60x on hyper-n100, and neither flops per
 // byte nor the largest tensor told such networks apart. Users contract the same network many
-// times, so a network's first six calls on a thread learn it, two calls a layout: the first warm
+// times, so a network's first eight calls on a thread learn it (column, row, follow, planned), two
+// calls a layout: the first warm
 // (its plans built, the pool grown), the second timed between two events on the call's stream.
 // Each timed call follows its own layout's warm call, so it finds that layout's plans cached even
-// when the plan cache cannot hold all three layouts' at once. (The first version ran the three warm
+// when the plan cache cannot hold every layout's at once. (The first version ran the three warm
 // calls first and then the three timed ones: at 64 entries it chose steady states up to 1.19x
 // slower than column-major, because its timed calls rebuilt evicted plans; bench/results/
-// 2026-12-03-h200-eager-learn.) The first later call whose three timed calls have all finished
+// 2026-12-03-h200-eager-learn.) The first later call whose timed calls have all finished
 // (an event query, never a wait) picks the fastest, the options' own layout unless another is at
 // least 3% faster (compiled's rule), and every later call takes it. Until then calls take the
 // options' layout, and a call on a stream being captured into a graph takes part in no trial (no
 // events are recorded into a capture). Results under different layouts differ only in rounding
 // (the order of sums).
 struct layout_learning {
-  std::array<layout_policy, 3> order{};
+  std::array<layout_policy, layout_count> order{};
   int calls = 0;    // calls that took part so far
   int chosen = -1;  // index into order, once decided
-  std::array<cudaEvent_t, 6> events{};  // start and stop of each layout's timed call
+  std::array<cudaEvent_t, 2 * layout_count> events{};  // start and stop of each layout's timed call
 
   explicit layout_learning(layout_policy first) {
     std::size_t n = 0;
     order[n++] = first;
-    for (layout_policy x : {layout_policy::column_major, layout_policy::row_major, layout_policy::follow})
+    for (layout_policy x : all_layouts)
       if (x != first) order[n++] = x;
   }
   layout_learning(const layout_learning&) = delete;
@@ -83,7 +84,7 @@ struct layout_learning {
 struct eager_analysis {
   std::uint64_t hash = 0;
   std::vector<std::int64_t> key;
-  std::array<std::optional<step_plan>, 3> plans;  // by layout_policy
+  std::array<std::optional<step_plan>, layout_count> plans;  // by layout_policy
   layout_learning learning;
 
   explicit eager_analysis(layout_policy first) : learning(first) {}
@@ -169,7 +170,7 @@ struct layout_turn {
   cudaEvent_t start = nullptr, stop = nullptr;
 };
 
-constexpr int trial_layouts = 3;
+constexpr int trial_layouts = static_cast<int>(layout_count);
 
 bool capturing(cudaStream_t stream) noexcept {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;

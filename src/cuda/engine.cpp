@@ -195,6 +195,7 @@ counters engine::stats() const {
   c.api.eager_layouts_row = layouts_learned_[static_cast<std::size_t>(layout_policy::row_major)];
   c.api.eager_layouts_column = layouts_learned_[static_cast<std::size_t>(layout_policy::column_major)];
   c.api.eager_layouts_follow = layouts_learned_[static_cast<std::size_t>(layout_policy::follow)];
+  c.api.eager_layouts_planned = layouts_learned_[static_cast<std::size_t>(layout_policy::planned)];
   return c;
 }
 

@@ -103,7 +103,7 @@ class engine {
   std::size_t device_total_bytes_ = 0;  // 0: not asked yet (or the device cannot say)
   std::uint64_t analysis_hits_ = 0, analysis_misses_ = 0;
   std::uint64_t layout_trials_ = 0;
-  std::uint64_t layouts_learned_[3] = {};  // by layout_policy
+  std::uint64_t layouts_learned_[layout_count] = {};  // by layout_policy
 };
 
 /// Throws device_error when no CUDA device is usable (with the reason).

@@ -223,9 +223,7 @@ class cuda_program final : public gpu_program {
     }
     return out;
   }
-  static std::string layout_name(layout_policy l) {
-    return l == layout_policy::follow ? "follow" : l == layout_policy::row_major ? "row" : "column";
-  }
+  static std::string layout_name(layout_policy l) { return std::string(name_of(l)); }
   [[nodiscard]] void* input_buffer(std::size_t i) const override { return prog_.input(i); }
   std::vector<float> profile_ops() override {
     const last_use use(done_.get(), bridge_->own());

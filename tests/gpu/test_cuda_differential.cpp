@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "core/mode_orders.hpp"
 #include "core/step_lowering.hpp"
 #include "cuda/compiled.hpp"
 #include "cuda/eager.hpp"
@@ -388,6 +389,51 @@ TEST_F(Differential, EagerTreesRowMajorIntermediates) {
   }
 }
 
+// Planned intermediates (intermediate_layout = planned: each intermediate in a mode order of its
+// own, core/mode_orders): eager and compiled (graph and stream replay, one chain and branches at
+// once) against the CPU engine in every type. Some intermediate must differ from column-major, or
+// the test would prove nothing about the planned strides (inputs of other layouts seeding the pass:
+// tests/unit/test_mode_orders.cpp).
+TEST_F(Differential, PlannedIntermediatesMatchCpu) {
+  cuda::options opt;
+  opt.intermediate_layout = tnrt::layout_policy::planned;
+  opt.time_layouts = false;
+  engine eng(opt);
+  cuda::options stream_opt = opt;
+  stream_opt.use_graph = false;
+  stream_opt.concurrent_branches = kernel_choice::always;
+  engine es(stream_opt);
+  int checked = 0, reordered = 0;
+  for (dtype t : all_dtypes) {
+    for (const tree_case& c : tree_cases) {
+      std::uint64_t used = 0;
+      const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 1700, t, &used);
+      const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+      const host_tensor want = cpu::contract(p, in);
+      const double tol = gputest::tolerance(t, gputest::longest_sum(p), 256.0);
+      const auto planned = planned_strides(p);
+      const auto labels = operand_labels(p.net, p.tree);
+      for (std::size_t id = p.net.inputs.size(); id + 1 < planned.size(); ++id) {
+        reordered += planned[id] != dense_strides(p.net.shape_of(labels[id]), true) ? 1 : 0;
+      }
+      const double e_eager = gputest::rel_error(run_eager(eng, p, in), want);
+      const double e_compiled = gputest::rel_error(run_compiled(eng, p, in), want);
+      const double e_stream = gputest::rel_error(run_compiled(es, p, in), want);
+      std::printf("[planned] %s seed %llu steps %zu: eager %.3e, compiled %.3e, stream+branches %.3e (tol %.1e)\n",
+                  std::string(name_of(t)).c_str(), static_cast<unsigned long long>(used), p.tree.steps.size(), e_eager, e_compiled, e_stream, tol);
+      EXPECT_LE(e_eager, tol) << p.source << " eager";
+      EXPECT_LE(e_compiled, tol) << p.source << " compiled";
+      EXPECT_LE(e_stream, tol) << p.source << " stream replay, branches";
+      ++checked;
+    }
+  }
+  EXPECT_GT(reordered, 0) << "no intermediate of these trees is ordered other than column-major";
+  std::printf("[planned] %d networks, %d intermediates ordered other than column-major\n", checked, reordered);
+  eng.synchronize();
+  es.synchronize();
+  EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
+}
+
 TEST_F(Differential, CompiledMatchesEager) {
   engine eng(cuda::options{});
   for (dtype t : all_dtypes) {
@@ -617,7 +663,7 @@ TEST_F(Differential, CompiledKernelRanksMatchCpu) {
   EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
 }
 
-// options::time_layouts in eager calls: a network's first six calls run under each layout twice
+// options::time_layouts in eager calls: a network's first eight calls run under each layout twice
 // (a warm call, then a timed call), a later call settles on one, and every call's result is the CPU
 // engine's. Off: no trial, no decision. In all four types, on networks of several sizes (seeds of
 // their own: the learning is kept per thread, so a network another test contracted on this thread
@@ -636,16 +682,18 @@ TEST_F(Differential, EagerLearnsItsLayout) {
         const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
         const host_tensor want = cpu::contract(p, in);
         const cuda::counters before = eng.stats();
-        for (int call = 0; call < 8; ++call)
+        for (int call = 0; call < 10; ++call)
           EXPECT_LE(gputest::rel_error(run_eager(eng, p, in), want), gputest::tolerance(t, gputest::longest_sum(p), 64.0))
               << p.source << " " << name_of(t) << " call " << call;
         const cuda::counters after = eng.stats();
         const auto trials = after.api.eager_layout_trials - before.api.eager_layout_trials;
-        const auto learned = (after.api.eager_layouts_column + after.api.eager_layouts_row + after.api.eager_layouts_follow) -
-                             (before.api.eager_layouts_column + before.api.eager_layouts_row + before.api.eager_layouts_follow);
+        auto learned_of = [](const cuda::counters& k) {
+          return k.api.eager_layouts_column + k.api.eager_layouts_row + k.api.eager_layouts_follow + k.api.eager_layouts_planned;
+        };
+        const auto learned = learned_of(after) - learned_of(before);
         if (learn && p.tree.steps.size() >= 2) {
-          EXPECT_EQ(trials, 3U) << p.source;
-          EXPECT_EQ(learned, 1U) << p.source << ": run_eager waits for each call, so call 7 can decide";
+          EXPECT_EQ(trials, layout_count) << p.source;
+          EXPECT_EQ(learned, 1U) << p.source << ": run_eager waits for each call, so call 9 can decide";
           decided += static_cast<int>(learned);
         } else {
           EXPECT_EQ(trials, 0U) << p.source;
@@ -654,9 +702,10 @@ TEST_F(Differential, EagerLearnsItsLayout) {
       }
     }
     const cuda::counters c = eng.stats();
-    std::printf("[eager layouts] learn %d: %llu trials, decided column %llu, row %llu, follow %llu\n", learn ? 1 : 0,
+    std::printf("[eager layouts] learn %d: %llu trials, decided column %llu, row %llu, follow %llu, planned %llu\n", learn ? 1 : 0,
                 static_cast<unsigned long long>(c.api.eager_layout_trials), static_cast<unsigned long long>(c.api.eager_layouts_column),
-                static_cast<unsigned long long>(c.api.eager_layouts_row), static_cast<unsigned long long>(c.api.eager_layouts_follow));
+                static_cast<unsigned long long>(c.api.eager_layouts_row), static_cast<unsigned long long>(c.api.eager_layouts_follow),
+                static_cast<unsigned long long>(c.api.eager_layouts_planned));
     eng.synchronize();
     EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
   }

@@ -189,7 +189,7 @@ void profiled_run(cuda::exec_mode mode) {
   req.inputs = inputs;
   req.opt.mode = mode;
   req.opt.fuse_small_steps = false;  // one library call per step: kernels >= steps
-  // Eager learns its layout over a network's first six calls, each layout's steps launching their
+  // Eager learns its layout over a network's first eight calls, each layout's steps launching their
   // own kernels: a fixed layout keeps every timed run's kernels the same.
   if (mode == cuda::exec_mode::eager) req.opt.time_layouts = false;
   req.warmups = 2;

@@ -132,7 +132,7 @@ def test_context_options_are_checked():
             _tnrt.Context(-1, {key: "sometimes"})
         _tnrt.Context(-1, {key: "never"})
     _tnrt.Context(-1, {"time_layouts": False})
-    for value in ("auto", "column", "row", "follow"):
+    for value in ("auto", "column", "row", "follow", "planned"):
         _tnrt.Context(-1, {"layout": value})
     with pytest.raises(tnrt.UsageError, match="layout"):
         _tnrt.Context(-1, {"layout": "diagonal"})

@@ -98,8 +98,8 @@ def test_suite_shape():
     assert [v["name"] for v in s["variants"]] == ["eager", "compiled", "compiled static", "compiled gemm workspace",
                                                   "compiled jit", "compiled tf32"]
     assert [v["mode"] for v in s["variants"]] == ["eager"] + ["compiled"] * 5
-    # eager's six warm-ups: it learns a network's layout over its first six calls
-    assert [v["options"] for v in s["variants"]] == [["--warmup", "6"], [], ["--static-inputs"], ["--gemm-workspace", "32M"],
+    # eager's eight warm-ups: it learns a network's layout over its first eight calls (four layouts)
+    assert [v["options"] for v in s["variants"]] == [["--warmup", "8"], [], ["--static-inputs"], ["--gemm-workspace", "32M"],
                                                      ["--jit-steps", "4"], ["--precision", "tf32"]]
     # the opt-in A/B variants run on the compute-heavy networks only, and every glob names a network
     names = [p["name"] for p in s["problems"]]

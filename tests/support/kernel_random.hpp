@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/mode_orders.hpp"
 #include "core/step_lowering.hpp"
 #include "tnrt/dtype.hpp"
 #include "tnrt/network.hpp"
@@ -539,7 +540,8 @@ inline std::vector<host_tensor> random_tree_inputs(const problem& p, std::uint64
 }
 
 /// Layouts and lowered forms of every step as the CUDA backend picks them: inputs row-major,
-/// intermediates by `policy`, the last step's result row-major.
+/// intermediates by `policy` (`planned`: core's planned_strides, a choice over the whole tree), the
+/// last step's result row-major.
 struct lowered_tree {
   std::vector<std::vector<i64>> strides;  // by operand id
   std::vector<lowered_step> steps;
@@ -553,12 +555,15 @@ inline lowered_tree lower_tree(const problem& p, layout_policy policy) {
   t.strides.resize(n + steps);
   t.steps.resize(steps);
   for (std::size_t i = 0; i < n; ++i) t.strides[i] = row_major_strides(net.shape_of(net.inputs[i]));
+  const std::vector<std::vector<i64>> planned = policy == layout_policy::planned ? planned_strides(p) : std::vector<std::vector<i64>>{};
   for (std::size_t k = 0; k < steps; ++k) {
     const step& s = p.tree.steps[k];
     const labelled_layout la{&labels[static_cast<std::size_t>(s.lhs)], t.strides[static_cast<std::size_t>(s.lhs)]};
     labelled_layout lb;
     if (s.rhs >= 0) lb = labelled_layout{&labels[static_cast<std::size_t>(s.rhs)], t.strides[static_cast<std::size_t>(s.rhs)]};
-    t.strides[n + k] = choose_result_strides(s.out, la, s.rhs >= 0 ? &lb : nullptr, net.extents, k + 1 == steps ? layout_policy::row_major : policy);
+    t.strides[n + k] = !planned.empty() ? planned[n + k]
+                                         : choose_result_strides(s.out, la, s.rhs >= 0 ? &lb : nullptr, net.extents,
+                                                                 k + 1 == steps ? layout_policy::row_major : policy);
     const labelled_layout ld{&s.out, t.strides[n + k]};
     t.steps[k] = lower_step(la, s.rhs >= 0 ? &lb : nullptr, ld, net.extents);
   }
@@ -570,6 +575,7 @@ inline const char* name_of_policy(layout_policy p) {
     case layout_policy::row_major: return "row_major";
     case layout_policy::column_major: return "column_major";
     case layout_policy::follow: return "follow";
+    case layout_policy::planned: return "planned";
   }
   return "?";
 }

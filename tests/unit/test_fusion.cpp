@@ -230,7 +230,7 @@ TEST(PlanFusion, ReferenceNetwork) {
   EXPECT_GE(f.subtrees(), 20U);
   EXPECT_GE(f.absorbed.size(), 400U);
   // every absorbed step fits a record under each intermediate layout
-  for (layout_policy pol : {layout_policy::column_major, layout_policy::row_major, layout_policy::follow}) {
+  for (layout_policy pol : all_layouts) {
     const kerntest::lowered_tree lt = kerntest::lower_tree(p, pol);
     int refused = 0;
     for (int k : f.absorbed) {
@@ -460,7 +460,7 @@ TEST(FusedTreeSimulation, MatchesCpuContract) {
   kerntest::tree_spec spec = fusion_tree_spec();
   spec.max_elements = 1 << 13;
   const fusion_limits limit_sets[] = {{1024, 2}, {64, 2}, {16, 1}, {1 << 20, 1}};
-  const layout_policy policies[] = {layout_policy::column_major, layout_policy::row_major, layout_policy::follow};
+  const layout_policy policies[] = {layout_policy::column_major, layout_policy::row_major, layout_policy::follow, layout_policy::planned};
   const dtype types[] = {dtype::f32, dtype::f64, dtype::c64, dtype::c128};
   int trees = 0, fused = 0;
   for (int i = 0; i < 120; ++i) {
@@ -493,7 +493,7 @@ TEST(FusedTreeSimulation, ReferenceNetworkF64) {
   const std::size_t n = p.net.inputs.size();
   const auto labels = operand_labels(p.net, p.tree);
   const auto in = kerntest::random_tree_inputs(p, 5150);
-  for (layout_policy pol : {layout_policy::column_major, layout_policy::follow}) {
+  for (layout_policy pol : {layout_policy::column_major, layout_policy::follow, layout_policy::planned}) {
     const kerntest::lowered_tree lt = kerntest::lower_tree(p, pol);
     std::vector<std::vector<double>> fused(n + p.tree.steps.size()), ref(n + p.tree.steps.size());
     for (std::size_t i = 0; i < n; ++i) {

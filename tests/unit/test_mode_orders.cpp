@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
 #include <vector>
 
 #include "core/gemm_lowering.hpp"
@@ -116,6 +117,90 @@ TEST(ModeOrders, TheHeaviestStepIsOneGemmWhenItsOperandsAreFree) {
     ++checked;
   }
   EXPECT_GE(checked, 10) << "too few random trees had a free heaviest step";
+}
+
+// A row-major host buffer of shape `shape` laid out on strides `st` (a dense permutation).
+std::vector<double> laid_out(const double* src, const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& st) {
+  std::int64_t total = 1;
+  for (std::int64_t e : shape) total *= e;
+  std::vector<double> dst(static_cast<std::size_t>(total));
+  std::vector<std::int64_t> idx(shape.size(), 0);
+  for (std::int64_t flat = 0; flat < total; ++flat) {
+    std::int64_t at = 0;
+    for (std::size_t i = 0; i < shape.size(); ++i) at += idx[i] * st[i];
+    dst[static_cast<std::size_t>(at)] = src[flat];
+    for (std::size_t i = shape.size(); i-- > 0;) {
+      if (++idx[i] < shape[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return dst;
+}
+
+// A random dense permutation of `shape`'s positions.
+std::vector<std::int64_t> permuted_strides(const std::vector<std::int64_t>& shape, std::mt19937_64& rng) {
+  std::vector<std::size_t> order(shape.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<std::int64_t> st(shape.size(), 0);
+  std::int64_t next = 1;
+  for (std::size_t i : order) {
+    st[i] = next;
+    next *= shape[i];
+  }
+  return st;
+}
+
+// Ends that a caller lays out otherwise (eager views of any layout): planned_strides returns them as
+// given, the intermediates are still dense permutations, and the tree evaluated on those strides,
+// the inputs laid out as given and the result read back through the given strides, is the CPU
+// engine's result. The given orders seed the groups' inner orders, so the strides differ from the
+// row-major ends' on some trees (the seeds reach the pass).
+TEST(ModeOrders, GivenEndsAreKeptAndTheTreeStillMatchesTheCpuEngine) {
+  std::mt19937_64 rng(77);
+  int differs = 0, trees = 0;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    const problem p = test::random_problem(seed, dtype::f64, 1, 3, 7);
+    if (p.tree.steps.empty()) continue;
+    const auto labels = operand_labels(p.net, p.tree);
+    const std::size_t n = p.net.inputs.size();
+    std::vector<std::vector<std::int64_t>> given(n);
+    for (std::size_t i = 0; i < n; ++i) given[i] = permuted_strides(p.net.shape_of(labels[i]), rng);
+    const std::vector<std::int64_t> final_st = permuted_strides(p.net.shape_of(p.net.output), rng);
+    const auto st = planned_strides(p, &given, &final_st);
+    ASSERT_EQ(st.size(), labels.size());
+    for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(st[i], given[i]) << p.source << ", input " << i;
+    EXPECT_EQ(st.back(), final_st) << p.source;
+    for (std::size_t id = n; id + 1 < st.size(); ++id) EXPECT_TRUE(dense_permutation(labels[id], st[id], p.net.extents)) << p.source << ", operand " << id;
+    const auto plain = planned_strides(p);
+    for (std::size_t id = n; id + 1 < st.size(); ++id) differs += st[id] != plain[id] ? 1 : 0;
+
+    const auto in = test::random_inputs(p, seed);
+    std::vector<std::vector<double>> buf(st.size());
+    for (std::size_t i = 0; i < n; ++i) buf[i] = laid_out(in[i].as<double>(), p.net.shape_of(labels[i]), st[i]);
+    for (std::size_t k = 0; k < p.tree.steps.size(); ++k) {
+      const step& s = p.tree.steps[k];
+      const auto a = static_cast<std::size_t>(s.lhs);
+      const labelled_layout la{&labels[a], st[a]};
+      const labelled_layout ld{&labels[n + k], st[n + k]};
+      buf[n + k].assign(static_cast<std::size_t>(p.net.elements_of(s.out)), 0.0);
+      if (s.rhs < 0) {
+        evaluate_lowered(lower_step(la, nullptr, ld, p.net.extents), buf[a].data(), static_cast<const double*>(nullptr), buf[n + k].data());
+      } else {
+        const auto b = static_cast<std::size_t>(s.rhs);
+        const labelled_layout lb{&labels[b], st[b]};
+        evaluate_lowered(lower_step(la, &lb, ld, p.net.extents), buf[a].data(), buf[b].data(), buf[n + k].data());
+      }
+    }
+    const host_tensor want = cpu::contract(p, in);
+    const std::vector<double> want_laid = laid_out(want.as<double>(), p.net.shape_of(p.net.output), final_st);
+    ASSERT_EQ(buf.back().size(), want_laid.size()) << p.source;
+    for (std::size_t i = 0; i < want_laid.size(); ++i)
+      ASSERT_NEAR(buf.back()[i], want_laid[i], 1e-9 * (1.0 + std::abs(want_laid[i]))) << p.source << ", element " << i;
+    ++trees;
+  }
+  EXPECT_GT(trees, 100);
+  EXPECT_GT(differs, 0) << "the given ends never changed an intermediate's order";
 }
 
 // step_multiply_adds: cost_of's flops, step by step.

@@ -155,8 +155,9 @@ TEST(network, layout_names) {
   EXPECT_EQ(tnrt::name_of(tnrt::layout_policy::row_major), "row");
   EXPECT_EQ(tnrt::name_of(tnrt::layout_policy::column_major), "column");
   EXPECT_EQ(tnrt::name_of(tnrt::layout_policy::follow), "follow");
-  for (auto l : {tnrt::layout_policy::row_major, tnrt::layout_policy::column_major, tnrt::layout_policy::follow})
-    EXPECT_EQ(tnrt::layout_named(tnrt::name_of(l)), l);
+  EXPECT_EQ(tnrt::name_of(tnrt::layout_policy::planned), "planned");
+  EXPECT_EQ(tnrt::layout_count, 4U);
+  for (auto l : tnrt::all_layouts) EXPECT_EQ(tnrt::layout_named(tnrt::name_of(l)), l);
   EXPECT_FALSE(tnrt::layout_named("auto").has_value());
   EXPECT_FALSE(tnrt::layout_named("Row").has_value());
   EXPECT_FALSE(tnrt::layout_named("").has_value());

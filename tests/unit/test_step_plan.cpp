@@ -233,7 +233,7 @@ TEST(StepPlan, ReferenceNetwork) {
   EXPECT_LT(counts_of(above).tiled, c.tiled);
 
   // Every intermediate layout.
-  for (layout_policy pol : {layout_policy::row_major, layout_policy::follow}) {
+  for (layout_policy pol : {layout_policy::row_major, layout_policy::follow, layout_policy::planned}) {
     options o = opt;
     o.intermediate_layout = pol;
     check_plan(p, o, plan_steps(p, o, nullptr, nullptr), std::string("reference, layout ") + kerntest::name_of_policy(pol));
@@ -329,7 +329,7 @@ TEST(StepPlan, RandomTrees) {
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     std::uint64_t used = 0;
     const problem p = kerntest::random_tree_problem(spec, seed * 7919, seed % 2 ? dtype::f32 : dtype::c128, &used);
-    for (layout_policy pol : {layout_policy::column_major, layout_policy::row_major, layout_policy::follow})
+    for (layout_policy pol : all_layouts)
       for (bool fuse : {true, false})
         for (kernel_choice tc : {kernel_choice::automatic, kernel_choice::never}) {
           options o;
