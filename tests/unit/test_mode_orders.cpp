@@ -56,6 +56,27 @@ TEST(ModeOrders, IntermediatesAreDensePermutationsAndEndsStayRowMajor) {
   }
 }
 
+// Every step of p's tree, lowered on the strides `st` (by operand id) and evaluated into `buf`
+// (the inputs' buffers filled, laid out on their strides).
+void evaluate_steps(const problem& p, const std::vector<std::vector<std::int64_t>>& st, std::vector<std::vector<double>>& buf) {
+  const auto labels = operand_labels(p.net, p.tree);
+  const std::size_t n = p.net.inputs.size();
+  for (std::size_t k = 0; k < p.tree.steps.size(); ++k) {
+    const step& s = p.tree.steps[k];
+    const auto a = static_cast<std::size_t>(s.lhs);
+    const labelled_layout la{&labels[a], st[a]};
+    const labelled_layout ld{&labels[n + k], st[n + k]};
+    buf[n + k].assign(static_cast<std::size_t>(p.net.elements_of(s.out)), 0.0);
+    if (s.rhs < 0) {
+      evaluate_lowered(lower_step(la, nullptr, ld, p.net.extents), buf[a].data(), static_cast<const double*>(nullptr), buf[n + k].data());
+    } else {
+      const auto b = static_cast<std::size_t>(s.rhs);
+      const labelled_layout lb{&labels[b], st[b]};
+      evaluate_lowered(lower_step(la, &lb, ld, p.net.extents), buf[a].data(), buf[b].data(), buf[n + k].data());
+    }
+  }
+}
+
 TEST(ModeOrders, TreesEvaluatedOnPlannedStridesMatchTheCpuEngine) {
   for (std::uint64_t seed = 1; seed <= 200; ++seed) {
     const problem p = test::random_problem(seed, dtype::f64, 1, 3, 7);
@@ -66,20 +87,7 @@ TEST(ModeOrders, TreesEvaluatedOnPlannedStridesMatchTheCpuEngine) {
     const std::size_t n = p.net.inputs.size();
     std::vector<std::vector<double>> buf(st.size());
     for (std::size_t i = 0; i < n; ++i) buf[i].assign(in[i].as<double>(), in[i].as<double>() + in[i].size());
-    for (std::size_t k = 0; k < p.tree.steps.size(); ++k) {
-      const step& s = p.tree.steps[k];
-      const auto a = static_cast<std::size_t>(s.lhs);
-      const labelled_layout la{&labels[a], st[a]};
-      const labelled_layout ld{&labels[n + k], st[n + k]};
-      buf[n + k].assign(static_cast<std::size_t>(p.net.elements_of(s.out)), 0.0);
-      if (s.rhs < 0) {
-        evaluate_lowered(lower_step(la, nullptr, ld, p.net.extents), buf[a].data(), static_cast<const double*>(nullptr), buf[n + k].data());
-      } else {
-        const auto b = static_cast<std::size_t>(s.rhs);
-        const labelled_layout lb{&labels[b], st[b]};
-        evaluate_lowered(lower_step(la, &lb, ld, p.net.extents), buf[a].data(), buf[b].data(), buf[n + k].data());
-      }
-    }
+    evaluate_steps(p, st, buf);
     const host_tensor want = cpu::contract(p, in);
     const std::vector<double>& got = buf.back();
     ASSERT_EQ(static_cast<std::int64_t>(got.size()), want.size()) << p.source;
@@ -178,20 +186,7 @@ TEST(ModeOrders, GivenEndsAreKeptAndTheTreeStillMatchesTheCpuEngine) {
     const auto in = test::random_inputs(p, seed);
     std::vector<std::vector<double>> buf(st.size());
     for (std::size_t i = 0; i < n; ++i) buf[i] = laid_out(in[i].as<double>(), p.net.shape_of(labels[i]), st[i]);
-    for (std::size_t k = 0; k < p.tree.steps.size(); ++k) {
-      const step& s = p.tree.steps[k];
-      const auto a = static_cast<std::size_t>(s.lhs);
-      const labelled_layout la{&labels[a], st[a]};
-      const labelled_layout ld{&labels[n + k], st[n + k]};
-      buf[n + k].assign(static_cast<std::size_t>(p.net.elements_of(s.out)), 0.0);
-      if (s.rhs < 0) {
-        evaluate_lowered(lower_step(la, nullptr, ld, p.net.extents), buf[a].data(), static_cast<const double*>(nullptr), buf[n + k].data());
-      } else {
-        const auto b = static_cast<std::size_t>(s.rhs);
-        const labelled_layout lb{&labels[b], st[b]};
-        evaluate_lowered(lower_step(la, &lb, ld, p.net.extents), buf[a].data(), buf[b].data(), buf[n + k].data());
-      }
-    }
+    evaluate_steps(p, st, buf);
     const host_tensor want = cpu::contract(p, in);
     const std::vector<double> want_laid = laid_out(want.as<double>(), p.net.shape_of(p.net.output), final_st);
     ASSERT_EQ(buf.back().size(), want_laid.size()) << p.source;
