@@ -5,6 +5,7 @@
 //   g++ -std=c++20 -O2 -Iinclude -Isrc bench/paths/copies_candidates.cpp build/libtnrt_core.a -o /tmp/copies_candidates
 //   /tmp/copies_candidates FILE.json...
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "core/gemm_lowering.hpp"
@@ -21,12 +22,12 @@ int main(int argc, char** argv) {
     problem p = load_file(argv[f], load_options{});
     p.type = dtype::f32;
     std::printf("%s\n", argv[f]);
-    for (const auto& [pol, name] : {std::pair{layout_policy::column_major, "column"}, std::pair{layout_policy::row_major, "row"},
-                                    std::pair{layout_policy::follow, "follow"}}) {
+    for (const layout_policy pol : all_layouts) {
+      const std::string name(name_of(pol));
       options opt;
       opt.intermediate_layout = pol;
       const step_plan sp = plan_steps(p, opt);
-      std::printf("  layout %s\n", name);
+      std::printf("  layout %s\n", name.c_str());
       for (std::size_t k = 0; k < sp.lowered.size(); ++k) {
         const lowered_step& l = sp.lowered[k];
         if (l.kind != lowered_kind::contraction) continue;
