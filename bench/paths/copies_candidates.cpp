@@ -1,7 +1,10 @@
 // Which steps of a network's tree are compute-heavy and no GEMM as they lie, and what
 // lower_to_gemm_with_copies would copy for them, under each intermediate layout, without a GPU:
 // per step of at least 1e9 multiply-adds, its kernel by rule, whether it is one GEMM as it lies, and
-// the copied operands with each operand's element count. Built by hand against the core library:
+// the copied operands with each operand's element count; and first the arena the tree's buffers
+// need under the static memory plan (core tree_liveness and plan_memory, inputs outside it, without
+// the steps' workspaces, which compiled programs plan into the same arena): a step's copies may take
+// at most half the arena (src/cuda/compiled.cpp, try_copies). Built by hand against the core library:
 //   g++ -std=c++20 -O2 -Iinclude -Isrc bench/paths/copies_candidates.cpp build/libtnrt_core.a -o /tmp/copies_candidates
 //   /tmp/copies_candidates FILE.json...
 #include <cstdio>
@@ -11,6 +14,7 @@
 #include "core/gemm_lowering.hpp"
 #include "core/step_plan.hpp"
 #include "tnrt/formats.hpp"
+#include "tnrt/memory_plan.hpp"
 
 int main(int argc, char** argv) {
   using namespace tnrt;
@@ -21,7 +25,8 @@ int main(int argc, char** argv) {
   for (int f = 1; f < argc; ++f) {
     problem p = load_file(argv[f], load_options{});
     p.type = dtype::f32;
-    std::printf("%s\n", argv[f]);
+    const memory_plan arena = plan_memory(tree_liveness(p, false).requests);
+    std::printf("%s: tree arena %.3f GiB (f32, without workspaces)\n", argv[f], static_cast<double>(arena.arena_bytes) / 1073741824.0);
     for (const layout_policy pol : all_layouts) {
       const std::string name(name_of(pol));
       options opt;
