@@ -699,9 +699,8 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
     std::snprintf(line, sizeof line, "layout: %s%s%s%s", r.layout.c_str(), timed.empty() ? "" : " (timed: ", timed.c_str(), timed.empty() ? "" : ")");
     add();
   } else if (s.api.eager_layout_trials > 0) {  // eager learned (or is learning) its layout over the first calls
-    const std::uint64_t learned = s.api.eager_layouts_column + s.api.eager_layouts_row + s.api.eager_layouts_follow + s.api.eager_layouts_planned;
     std::snprintf(line, sizeof line, "layout: %s (eager, learned from %llu timed calls, one per layout, each after a warm call)",
-                  learned == 0                       ? "not decided yet"
+                  s.api.eager_layouts_learned() == 0 ? "not decided yet"
                   : s.api.eager_layouts_row > 0      ? "row"
                   : s.api.eager_layouts_follow > 0   ? "follow"
                   : s.api.eager_layouts_planned > 0  ? "planned"

@@ -164,6 +164,10 @@ struct api_stats {
   std::uint64_t eager_layouts_follow = 0;   // follow,
   std::uint64_t eager_layouts_planned = 0;  // planned (each intermediate's mode order its own)
   std::uint64_t bridged_calls = 0;  // calls on a caller's stream run on the context's own, bridged by two events (eager calls; program runs without an io graph)
+  /// Networks whose eager layout was learned, whichever it was.
+  [[nodiscard]] std::uint64_t eager_layouts_learned() const noexcept {
+    return eager_layouts_column + eager_layouts_row + eager_layouts_follow + eager_layouts_planned;
+  }
 };
 
 struct counters {

@@ -117,25 +117,25 @@ std::vector<std::vector<std::int64_t>> planned_strides(const problem& p, const s
   // The inputs and the final result lie as the caller has them (row-major unless given); their
   // orders (distinct labels, fastest first) tell the steps that read or write them the inner order
   // of their groups.
-  auto row_major_order = [](const std::vector<label_t>& l) {
-    order_t o;
-    for (auto it = l.rbegin(); it != l.rend(); ++it)
-      if (!has(o, *it)) o.push_back(*it);
-    return o;
+  auto end_strides = [&](std::size_t id) {
+    if (id < t.inputs && input_strides != nullptr) return (*input_strides)[id];
+    if (id >= t.inputs && final_strides != nullptr) return *final_strides;
+    return dense_strides(p.net.shape_of(t.labels[id]), false);  // row-major, repeated labels included
   };
-  auto order_of = [&](const std::vector<label_t>& l, const std::vector<std::int64_t>* st) {
-    if (st == nullptr || st->size() != l.size()) return row_major_order(l);
+  // Labels by increasing stride; among equal strides (extent-1 modes) the later position first, so
+  // that row-major strides give the labels from last to first.
+  auto order_of = [&](const std::vector<label_t>& l, const std::vector<std::int64_t>& given) {
+    const std::vector<std::int64_t> st = given.size() == l.size() ? given : dense_strides(p.net.shape_of(l), false);
     std::vector<std::size_t> at(l.size());
     for (std::size_t i = 0; i < at.size(); ++i) at[i] = i;
-    // increasing stride; a later position first among equal strides (extent-1 modes), as row-major
-    std::stable_sort(at.begin(), at.end(), [&](std::size_t x, std::size_t y) { return (*st)[x] < (*st)[y] || ((*st)[x] == (*st)[y] && x > y); });
+    std::stable_sort(at.begin(), at.end(), [&](std::size_t x, std::size_t y) { return st[x] < st[y] || (st[x] == st[y] && x > y); });
     order_t o;
     for (std::size_t i : at)
       if (!has(o, l[i])) o.push_back(l[i]);
     return o;
   };
-  for (std::size_t i = 0; i < t.inputs; ++i) fixed[i] = order_of(t.labels[i], input_strides != nullptr ? &(*input_strides)[i] : nullptr);
-  if (steps > 0) fixed[t.inputs + steps - 1] = order_of(p.tree.steps.back().out, final_strides);
+  for (std::size_t i = 0; i < t.inputs; ++i) fixed[i] = order_of(t.labels[i], end_strides(i));
+  if (steps > 0) fixed[t.inputs + steps - 1] = order_of(t.labels[t.inputs + steps - 1], end_strides(t.inputs + steps - 1));
   std::vector<std::size_t> by_cost(steps);
   for (std::size_t k = 0; k < steps; ++k) by_cost[k] = k;
   std::stable_sort(by_cost.begin(), by_cost.end(), [&](std::size_t x, std::size_t y) { return t.multiply_adds[x] > t.multiply_adds[y]; });
@@ -162,16 +162,8 @@ std::vector<std::vector<std::int64_t>> planned_strides(const problem& p, const s
   std::vector<std::vector<std::int64_t>> out(t.inputs + steps);
   for (std::size_t id = 0; id < out.size(); ++id) {
     const std::vector<label_t>& l = t.labels[id];
-    if (id < t.inputs && input_strides != nullptr) {
-      out[id] = (*input_strides)[id];
-      continue;
-    }
-    if (id + 1 == out.size() && id >= t.inputs && final_strides != nullptr) {
-      out[id] = *final_strides;
-      continue;
-    }
     if (id < t.inputs || id + 1 == out.size()) {
-      out[id] = dense_strides(p.net.shape_of(l), false);  // row-major, repeated labels included
+      out[id] = end_strides(id);
       continue;
     }
     const order_t o = fixed[id] ? *fixed[id] : column_major(l);

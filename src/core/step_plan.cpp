@@ -27,7 +27,7 @@ std::vector<std::vector<std::int64_t>> input_strides(const problem& p, const std
 }
 
 lowered_step lower_tree_step(const options& opt, const problem& p, std::size_t k, std::vector<std::vector<std::int64_t>>& strides,
-                             const std::vector<std::int64_t>* final_strides, const std::vector<std::vector<std::int64_t>>* planned) {
+                             const std::vector<std::int64_t>* final_strides) {
   const network& net = p.net;
   const std::size_t n = net.inputs.size();
   auto labels_of = [&](int id) -> const std::vector<label_t>& {
@@ -38,10 +38,10 @@ lowered_step lower_tree_step(const options& opt, const problem& p, std::size_t k
   labelled_layout lb;
   if (s.rhs >= 0) lb = labelled_layout{&labels_of(s.rhs), strides[static_cast<std::size_t>(s.rhs)]};
   const bool last = k + 1 == p.tree.steps.size();
-  if (last && final_strides != nullptr) {
+  if (!strides[n + k].empty()) {
+    // chosen over the whole tree already (the planned layout)
+  } else if (last && final_strides != nullptr) {
     strides[n + k] = *final_strides;
-  } else if (!last && planned != nullptr) {
-    strides[n + k] = (*planned)[n + k];
   } else {
     strides[n + k] = choose_result_strides(s.out, la, s.rhs >= 0 ? &lb : nullptr, net.extents, last ? layout_policy::row_major : opt.intermediate_layout);
   }
@@ -103,17 +103,17 @@ step_plan plan_steps(const problem& p, const options& opt, const std::vector<std
                      const std::vector<std::int64_t>* final_strides) {
   const std::size_t steps = p.tree.steps.size();
   step_plan plan;
-  plan.strides = input_strides(p, input_strides_given);
+  // The planned layout is chosen over the whole tree, every result at once (the inputs and the last
+  // step's result as given or row-major, as input_strides and lower_tree_step lay them).
+  plan.strides = opt.intermediate_layout == layout_policy::planned ? planned_strides(p, input_strides_given, final_strides)
+                                                                   : input_strides(p, input_strides_given);
   if (steps == 0) {
     plan.fusion = no_fusion(0);
     plan.kernel.assign(1, step_kernel::copy);
     return plan;
   }
   plan.lowered.resize(steps);
-  std::vector<std::vector<std::int64_t>> planned;
-  if (opt.intermediate_layout == layout_policy::planned) planned = planned_strides(p, input_strides_given, final_strides);
-  for (std::size_t k = 0; k < steps; ++k)
-    plan.lowered[k] = lower_tree_step(opt, p, k, plan.strides, final_strides, planned.empty() ? nullptr : &planned);
+  for (std::size_t k = 0; k < steps; ++k) plan.lowered[k] = lower_tree_step(opt, p, k, plan.strides, final_strides);
   plan.fusion = checked_fusion(fusion_of(opt, p), steps, plan.lowered);
   plan.consumer = step_consumers(p.net, p.tree);
   plan.kernel.assign(steps, step_kernel::library);

@@ -60,14 +60,12 @@ step_plan plan_steps(const problem& p, const options& opt, const std::vector<std
 /// Strides of every operand id, sized inputs + steps: the inputs row-major (or `given`), the steps'
 /// still empty.
 std::vector<std::vector<std::int64_t>> input_strides(const problem& p, const std::vector<std::vector<std::int64_t>>* given = nullptr);
-/// Lowers step k once its operands' strides are known, and records its result's strides (the
-/// options' intermediate layout; the last step row-major, or `final_strides` when given). The
-/// `planned` layout is a choice over the whole tree: `planned` holds planned_strides' result
-/// (core/mode_orders.hpp), whose strides an intermediate then takes; without it a step under that
-/// layout is column-major.
+/// Lowers step k once its operands' strides are known. Its result takes the strides already in
+/// `strides` (the planned layout: plan_steps fills every operand's from planned_strides,
+/// core/mode_orders.hpp, before the first step), else the options' intermediate layout's (the last
+/// step row-major, or `final_strides` when given), which it records there.
 lowered_step lower_tree_step(const options& opt, const problem& p, std::size_t k, std::vector<std::vector<std::int64_t>>& strides,
-                             const std::vector<std::int64_t>* final_strides = nullptr,
-                             const std::vector<std::vector<std::int64_t>>* planned = nullptr);
+                             const std::vector<std::int64_t>* final_strides = nullptr);
 /// The fusion plan under the options (every step to the library when fusion is off).
 fusion_plan fusion_of(const options& opt, const problem& p);
 /// `planned`, or every step to the library when some absorbed step does not fit a record or no

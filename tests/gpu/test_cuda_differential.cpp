@@ -687,10 +687,7 @@ TEST_F(Differential, EagerLearnsItsLayout) {
               << p.source << " " << name_of(t) << " call " << call;
         const cuda::counters after = eng.stats();
         const auto trials = after.api.eager_layout_trials - before.api.eager_layout_trials;
-        auto learned_of = [](const cuda::counters& k) {
-          return k.api.eager_layouts_column + k.api.eager_layouts_row + k.api.eager_layouts_follow + k.api.eager_layouts_planned;
-        };
-        const auto learned = learned_of(after) - learned_of(before);
+        const auto learned = after.api.eager_layouts_learned() - before.api.eager_layouts_learned();
         if (learn && p.tree.steps.size() >= 2) {
           EXPECT_EQ(trials, layout_count) << p.source;
           EXPECT_EQ(learned, 1U) << p.source << ": run_eager waits for each call, so call 9 can decide";
