@@ -189,6 +189,14 @@ for p in suite["problems"]:
 PY
             set +f
             ;;
+    hypercopies) # hyper-n100 compiled: the four layouts timed (default), and planned alone with its GEMM-with-copies
+            # steps forced on and automatic, each with its step profile (issue 15: the copies' cap of the arena)
+            f=bench/suites/families/hyper-n100-r3-e4.json; F=0.4931163522466796
+            for v in "--mode compiled" "--mode compiled --layout planned --gemm-copies on" "--mode compiled --layout planned" "--mode compiled --layout follow"; do
+              tag=$(echo "$v" | tr -c 'a-z0-9\n' '-' | tr -s '-'); echo "--- $v"
+              timeout 120 $bin/tnrt contract $f --device cuda --fill $F $v --warmup 1 --repeat 5 --json $out/hyper$tag.json --step-profile $out/hyper-steps$tag.csv 2>&1 \
+                | grep -E "^time|^layout|^memory|^kernels|^result|tnrt:"
+            done ;;
     apidbg) # an unstripped test_cuda_api (.gpu-dbg/test_cuda_api.xz): each test alone, then a backtrace
             mkdir -p /tmp/dbg && xz -dc .gpu-dbg/test_cuda_api.xz > /tmp/dbg/test_cuda_api && chmod +x /tmp/dbg/test_cuda_api
             for t in EagerAndCompiledOnUserStreamsAnyLayout ProgramThousandRunsNewPointersAndValues FourStreamsThousandContractionsEach BadViewsAreTypedErrors; do

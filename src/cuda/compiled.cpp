@@ -755,7 +755,8 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
 // The step as one GEMM after copies (options::gemm_copies). `always` (tests) takes it wherever it
 // exists and fits the memory limit, untimed. `automatic` times it on steps of at least
 // copies_min_ms and copies_min_intensity multiply-adds per element the copies move, whose copies
-// take at most half the arena, and keeps it when 3% faster than `best` (then the new best). Each
+// take at most the arena (so they at most double the program's buffers; the memory limit holds
+// over both), and keeps it when 3% faster than `best` (then the new best). Each
 // step is timed alone, its operands warm in L2, which flatters the copies of small operands
 // (mps-overlap-n24, steps of about 20 us: 5 steps chose copies and the program went from 0.346 to
 // 0.415 ms; bench/results/2026-12-03-h200-gemm-copies): hence the floors. True when it runs so.
@@ -767,12 +768,16 @@ bool compiled_program::try_copies(op& o, const lowered_step& low, kernel_choice 
   if (how == kernel_choice::never || o.gemm || (timed && best < copies_min_ms)) return false;
   std::optional<gemm_with_copies> form = lower_to_gemm_with_copies(low);
   if (!form) return false;
-  const auto within_half_arena = [&](double bytes) { return bytes <= static_cast<double>(mplan_.arena_bytes / 2); };
+  // The cap was half the arena until hyper-n100's step 29 under planned intermediates (2 GiB of D
+  // in an arena of 2.5 GiB) was refused by it and ran 36 ms on cuTENSOR; with the arena as the cap
+  // compiled keeps planned there, 7.16 -> 5.13 ms, at a peak of 4.53 GiB against follow's 7.50
+  // (bench/results/2026-12-04-h200-copies-arena).
+  const auto within_arena = [&](double bytes) { return bytes <= static_cast<double>(mplan_.arena_bytes); };
   // Before any plan is made: the copies alone must pass (their workspace only adds).
   if (timed && (form->multiply_adds() < copies_min_intensity * form->copied_elements() ||
-                !within_half_arena(form->copied_elements() * static_cast<double>(size_of(type_)))))
+                !within_arena(form->copied_elements() * static_cast<double>(size_of(type_)))))
     return false;
-  if (!prepare_copies(o, low, std::move(*form)) || (timed && !within_half_arena(static_cast<double>(o.copy_bytes))) ||
+  if (!prepare_copies(o, low, std::move(*form)) || (timed && !within_arena(static_cast<double>(o.copy_bytes))) ||
       !fits(reserve_bytes + o.copy_bytes, limit_bytes)) {
     o.drop_copies();
     return false;
