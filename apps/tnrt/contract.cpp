@@ -107,8 +107,7 @@ GPU knobs:
                              time each algorithm's next N kernels by cuTENSOR's own ranking (default 0: none)
   --gemm auto|on|off         compiled: a step that is one (strided-batched) GEMM by strides is timed through
                              cuBLAS too, full precision, and runs there when faster (auto, the default);
-                             on: through cuBLAS wherever it is one GEMM; off: cuTENSOR only. Eager, by
-                             rule: auto runs such steps of 2^22 multiply-adds or more through cuBLAS
+                             on: through cuBLAS wherever it is one GEMM; off: cuTENSOR only
   --gemm-copies auto|on|off  compiled: a step that is no GEMM as it lies, compute-heavy (8 multiply-adds
                              per element copied, 50 us), is timed as copies of the operands in its way and
                              one cuBLAS GEMM too (auto, the default); on: that way wherever it can; off: never
@@ -665,7 +664,6 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
         {"learned_row", s.api.eager_layouts_row},
         {"learned_follow", s.api.eager_layouts_follow},
         {"learned_planned", s.api.eager_layouts_planned}}},
-      {"eager_gemm", {{"steps", s.api.eager_gemm_steps}}},
   };
   j["versions"] = {{"device_name", r.device_name},
                    {"driver", r.driver_version},

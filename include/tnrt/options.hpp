@@ -112,8 +112,6 @@ struct options {
   /// (src/core/gemm_lowering.hpp) is also timed through cuBLAS (full precision, TF32 never on) and
   /// runs there when that is faster (`automatic`, the default); `always`: through cuBLAS wherever it
   /// is one GEMM (tests); `never`: cuTENSOR only. Without cuBLAS on the machine, cuTENSOR only.
-  /// Eager, which times no steps, goes by rule: `automatic` runs such a step of at least 2^22
-  /// multiply-adds through cuBLAS, `always` every one, `never` none (src/cuda/eager.cpp).
   kernel_choice gemm_lowering = kernel_choice::automatic;
   /// Compiled, with cuBLAS there and gemm_lowering not `never`: a library step that is no GEMM as it
   /// lies, of at least 8 multiply-adds per element its copies move and 50 us, is also timed as one
@@ -165,7 +163,6 @@ struct api_stats {
   std::uint64_t eager_layouts_row = 0;      // row-major,
   std::uint64_t eager_layouts_follow = 0;   // follow,
   std::uint64_t eager_layouts_planned = 0;  // planned (each intermediate's mode order its own)
-  std::uint64_t eager_gemm_steps = 0;       // library steps eager ran through cuBLAS (one GEMM as they lie; options::gemm_lowering)
   std::uint64_t bridged_calls = 0;  // calls on a caller's stream run on the context's own, bridged by two events (eager calls; program runs without an io graph)
   /// Networks whose eager layout was learned, whichever it was.
   [[nodiscard]] std::uint64_t eager_layouts_learned() const noexcept {

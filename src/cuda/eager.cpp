@@ -6,7 +6,6 @@
 #include <optional>
 
 #include "core/fusion.hpp"
-#include "core/gemm_lowering.hpp"
 #include "core/step_plan.hpp"
 #include "core/tiled.hpp"
 #include "cuda/cuda_check.hpp"
@@ -86,8 +85,6 @@ struct eager_analysis {
   std::uint64_t hash = 0;
   std::vector<std::int64_t> key;
   std::array<std::optional<step_plan>, layout_count> plans;  // by layout_policy
-  /// Per layout, per step: the GEMM form of a library step eager runs through cuBLAS (eager_gemms).
-  std::array<std::vector<std::optional<gemm_form>>, layout_count> gemms;
   layout_learning learning;
 
   explicit eager_analysis(layout_policy first) : learning(first) {}
@@ -109,8 +106,6 @@ void analysis_key(engine& eng, const problem& p, const eager_call& call, std::ve
   k.push_back(o.fuse_max_elements);
   k.push_back(static_cast<std::int64_t>(o.tiled_kernel));
   k.push_back(o.tiled_min_elements);
-  k.push_back(static_cast<std::int64_t>(o.gemm_lowering));
-  k.push_back(static_cast<std::int64_t>(o.compute_precision));
   add_all(p.net.extents);
   k.push_back(static_cast<std::int64_t>(p.net.inputs.size()));
   for (const auto& in : p.net.inputs) add_all(in);
@@ -157,37 +152,7 @@ eager_analysis& analysis_of(engine& eng, const problem& p, const eager_call& cal
   return *memo.front();
 }
 
-// Which library steps eager runs through cuBLAS, by rule (eager does not time steps): a contraction
-// that is one (strided-batched) GEMM as it lies (lower_to_gemm), of at least
-// eager_gemm_min_multiply_adds under options::gemm_lowering `automatic` and of any size under
-// `always`; none under `never`, without cuBLAS, or under 3xTF32 for single precision (cuBLAS has no
-// twin of it). Torch's eager einsum runs such steps through cuBLAS, and on batched einsums
-// (lm-sliding-d2) eager trailed it with cuTENSOR only (2.43 against 1.97 ms). The layout learning
-// times each layout with its GEMMs, so a layout whose heavy steps are GEMMs as they lie (planned
-// intermediates, above all) is judged by them.
-constexpr double eager_gemm_min_multiply_adds = 4194304;  // 2^22, about 0.1 us of the H200's fp32 peak
-
-std::vector<std::optional<gemm_form>> eager_gemms(engine& eng, const problem& p, const step_plan& plan) {
-  std::vector<std::optional<gemm_form>> g(plan.lowered.size());
-  const options& o = eng.opts();
-  if (o.gemm_lowering == kernel_choice::never) return g;
-  if (o.compute_precision == precision::tf32x3 && !is_double(p.type)) return g;
-  bool any = false;
-  for (std::size_t k = 0; k < plan.lowered.size(); ++k) {
-    const lowered_step& l = plan.lowered[k];
-    if (plan.kernel[k] != step_kernel::library || l.kind != lowered_kind::contraction) continue;
-    std::optional<gemm_form> f = lower_to_gemm(l);
-    if (!f) continue;
-    const double madds = static_cast<double>(f->m) * static_cast<double>(f->n) * static_cast<double>(f->k) * static_cast<double>(f->batch);
-    if (o.gemm_lowering == kernel_choice::automatic && madds < eager_gemm_min_multiply_adds) continue;
-    g[k] = f;
-    any = true;
-  }
-  if (any && eng.blas() == nullptr) g.assign(plan.lowered.size(), std::nullopt);  // no cuBLAS here: cuTENSOR runs them
-  return g;
-}
-
-// The step plan under `layout`, built on the network's first call under it, with its GEMM steps.
+// The step plan under `layout`, built on the network's first call under it.
 const step_plan& plan_of(engine& eng, const problem& p, const eager_call& call, eager_analysis& a, layout_policy layout) {
   std::optional<step_plan>& plan = a.plans[static_cast<std::size_t>(layout)];
   eng.count_analysis(plan.has_value());
@@ -195,7 +160,6 @@ const step_plan& plan_of(engine& eng, const problem& p, const eager_call& call, 
     options o = eng.opts();
     o.intermediate_layout = layout;
     plan = plan_steps(p, o, call.input_strides, call.output_strides);
-    a.gemms[static_cast<std::size_t>(layout)] = eager_gemms(eng, p, *plan);
   }
   return *plan;
 }
@@ -207,11 +171,6 @@ struct layout_turn {
 };
 
 constexpr int trial_layouts = static_cast<int>(layout_count);
-
-bool element_aligned(const void* a, const void* b, const void* d, std::size_t elem) noexcept {
-  const auto bits = reinterpret_cast<std::uintptr_t>(a) | reinterpret_cast<std::uintptr_t>(b) | reinterpret_cast<std::uintptr_t>(d);
-  return bits % elem == 0;
-}
 
 bool capturing(cudaStream_t stream) noexcept {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -323,7 +282,6 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
 
   const std::size_t steps = p.tree.steps.size();
   const std::vector<lowered_step>& lowered = plan.lowered;
-  const std::vector<std::optional<gemm_form>>& gemms = analysis.gemms[static_cast<std::size_t>(layout)];
   const fusion_plan& fusion = plan.fusion;
   auto bytes_of = [&](std::size_t k) { return static_cast<std::size_t>(element_count(net.shape_of(p.tree.steps[k].out))) * elem; };
 
@@ -382,17 +340,9 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
         launch_tiled(p.type, tiled, cuda_stream);
         break;
       }
-      case step_kernel::library: {
-        const std::optional<gemm_form>& g = gemms[k];
-        // cuBLAS takes element-aligned pointers; a misaligned caller's view goes to cuTENSOR, which refuses it in one line.
-        if (g && b != nullptr && element_aligned(a.ptr, b->ptr, d.ptr, elem)) {
-          eng.blas()->gemm(*g, p.type, a.ptr, b->ptr, d.ptr, nullptr, 0, cuda_stream);
-          eng.count_eager_gemm();
-        } else {
-          eng.execute(lowered[k], p.type, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, cuda_stream);
-        }
+      case step_kernel::library:
+        eng.execute(lowered[k], p.type, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, cuda_stream);
         break;
-      }
       case step_kernel::fused:
       case step_kernel::copy:
         throw internal_error("contract_eager: step " + std::to_string(k) + " planned as " + name_of(kind));

@@ -196,7 +196,6 @@ counters engine::stats() const {
   c.api.eager_layouts_column = layouts_learned_[static_cast<std::size_t>(layout_policy::column_major)];
   c.api.eager_layouts_follow = layouts_learned_[static_cast<std::size_t>(layout_policy::follow)];
   c.api.eager_layouts_planned = layouts_learned_[static_cast<std::size_t>(layout_policy::planned)];
-  c.api.eager_gemm_steps = eager_gemm_steps_;
   return c;
 }
 

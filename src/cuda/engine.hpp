@@ -66,7 +66,6 @@ class engine {
   /// Eager's layout learning (src/cuda/eager.cpp): a timed trial call, and a network decided on `l`.
   void count_layout_trial() noexcept { ++layout_trials_; }
   void count_layout_learned(layout_policy l) noexcept { ++layouts_learned_[static_cast<std::size_t>(l)]; }
-  void count_eager_gemm() noexcept { ++eager_gemm_steps_; }
   /// Fault injection (tests): the next `n` plan builds fail as a cuTENSOR plan failure would.
   void inject_plan_failures(int n) noexcept { plans_->inject_failures(n); }
 
@@ -105,7 +104,6 @@ class engine {
   std::uint64_t analysis_hits_ = 0, analysis_misses_ = 0;
   std::uint64_t layout_trials_ = 0;
   std::uint64_t layouts_learned_[layout_count] = {};  // by layout_policy
-  std::uint64_t eager_gemm_steps_ = 0;
 };
 
 /// Throws device_error when no CUDA device is usable (with the reason).

@@ -582,63 +582,6 @@ TEST_F(Differential, CompiledGemmLoweringBatchedChain) {
   }
 }
 
-// Eager's GEMM rule (options::gemm_lowering): the batched chain's three steps are GEMMs as they lie
-// under row-major intermediates, so `always` runs all three through cuBLAS, `automatic` those of
-// at least 2^22 multiply-adds (none of these: at most 6*48*56*40), `never` none; random trees under
-// `always`, with and without fusion, still match the CPU engine, and some of their steps go
-// through cuBLAS.
-TEST_F(Differential, EagerGemmStepsMatchCpu) {
-  const network net = parse_expression("zab,zbc,zcd,zde->zae", {{6, 48, 40}, {6, 40, 56}, {6, 56, 33}, {6, 33, 24}});
-  for (dtype t : all_dtypes) {
-    problem p;
-    p.net = net;
-    p.tree = tree_from_linear_path(p.net, {{0, 1}, {0, 1}, {0, 1}});
-    p.type = t;
-    p.source = "batched chain";
-    const auto in = gputest::random_inputs(p, 5, -1.0, 1.0);
-    const host_tensor want = cpu::contract(p, in);
-    for (const kernel_choice choice : {kernel_choice::always, kernel_choice::automatic, kernel_choice::never}) {
-      cuda::options opt;
-      opt.gemm_lowering = choice;
-      opt.intermediate_layout = layout_policy::row_major;
-      opt.time_layouts = false;
-      opt.fuse_small_steps = false;
-      engine eng(opt);
-      ASSERT_NE(eng.blas(), nullptr) << "cuBLAS did not open: " << eng.blas_note();
-      const auto before = eng.stats().api.eager_gemm_steps;
-      const double err = gputest::rel_error(run_eager(eng, p, in), want);
-      const auto steps = eng.stats().api.eager_gemm_steps - before;
-      EXPECT_EQ(steps, choice == kernel_choice::always ? 3U : 0U) << name_of(t);
-      EXPECT_LE(err, gputest::tolerance(t, 56, 64.0)) << name_of(t) << " gemm steps " << steps;
-    }
-  }
-  std::uint64_t through_cublas = 0;
-  for (bool fuse : {false, true}) {
-    for (const layout_policy pol : {layout_policy::row_major, layout_policy::planned}) {
-      cuda::options opt;
-      opt.gemm_lowering = kernel_choice::always;
-      opt.intermediate_layout = pol;
-      opt.time_layouts = false;
-      opt.fuse_small_steps = fuse;
-      engine eng(opt);
-      for (dtype t : all_dtypes) {
-        for (const tree_case& c : tree_cases) {
-          std::uint64_t used = 0;
-          const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 400, t, &used);
-          const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
-          const double err = gputest::rel_error(run_eager(eng, p, in), cpu::contract(p, in));
-          EXPECT_LE(err, gputest::tolerance(t, gputest::longest_sum(p), 256.0)) << p.source << " " << name_of(t);
-        }
-      }
-      through_cublas += eng.stats().api.eager_gemm_steps;
-      eng.synchronize();
-      EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
-    }
-  }
-  std::printf("[eager gemm] random trees: %llu steps through cuBLAS under `always`\n", static_cast<unsigned long long>(through_cublas));
-  EXPECT_GT(through_cublas, 20U);
-}
-
 // options::time_layouts: the program under each intermediate layout, the fastest kept (none more
 // than 3% faster than it), the result still the CPU engine's.
 TEST_F(Differential, CompiledTimedLayoutsMatchCpu) {
