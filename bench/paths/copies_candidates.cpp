@@ -4,7 +4,7 @@
 // the copied operands with each operand's element count; and first the arena the tree's buffers
 // need under the static memory plan (core tree_liveness and plan_memory, inputs outside it, without
 // the steps' workspaces, which compiled programs plan into the same arena): a step's copies may take
-// at most half the arena (src/cuda/compiled.cpp, try_copies). Built by hand against the core library:
+// at most the arena (src/cuda/compiled.cpp, try_copies; half of it until 2026-12-04). Built by hand against the core library:
 //   g++ -std=c++20 -O2 -Iinclude -Isrc bench/paths/copies_candidates.cpp build/libtnrt_core.a -o /tmp/copies_candidates
 //   /tmp/copies_candidates FILE.json...
 #include <cstdio>
