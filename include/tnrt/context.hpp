@@ -115,7 +115,11 @@ class device_tensor {
 /// A problem compiled for one context: every plan built and pinned, a static memory plan, and a
 /// CUDA graph. run() with new input and output pointers on every call; the inputs are copied into
 /// the program's own buffers by one gather launch before the graph (docs/design.md says why and
-/// what it costs), and the result into the output view after it.
+/// what it costs), and the result into the output view after it. When the same input pointers
+/// (dense, 256-byte aligned) come back on the next call, the program captures its steps on them
+/// once and later calls with them read the inputs where they lie, without the gather (at most 4
+/// such captures a program). Either way an input is read on `stream` during the run: keep it
+/// valid and unchanged until the run's work on the stream is done, as for any stream-ordered call.
 class program {
  public:
   program();

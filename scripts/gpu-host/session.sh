@@ -197,6 +197,15 @@ PY
               timeout 120 $bin/tnrt contract $f --device cuda --fill $F $v --warmup 1 --repeat 5 --json $out/hyper$tag.json --step-profile $out/hyper-steps$tag.csv 2>&1 \
                 | grep -E "^time|^layout|^memory|^kernels|^result|tnrt:"
             done ;;
+    inplace) # compiled on the networks whose runs gathered the most beside their steps: inputs read in place
+            # (the default once the same pointers come back) against --static-inputs, 3 warm-ups, 20 runs
+            for f in chain-n12-d200-1500 chain-n8-d800-2000 chain-n30-d100-1000-shuf mps-overlap-n16-D512 lm-sliding-d2-h8-o64-b256; do
+              F=$(python3 -c "import json,sys;s=json.load(open('bench/suites/families.json'));print(next(repr(p['fill']['value']) for p in s['problems'] if p['name']=='$f'))")
+              for v in "" "--static-inputs"; do
+                echo "--- $f compiled $v"
+                timeout 120 $bin/tnrt contract bench/suites/families/$f.json --device cuda --fill $F --mode compiled $v --warmup 3 --repeat 20 --json $out/inplace-$f${v:+-static}.json 2>&1 | grep -E "^time|^layout|tnrt:"
+              done
+            done ;;
     apidbg) # an unstripped test_cuda_api (.gpu-dbg/test_cuda_api.xz): each test alone, then a backtrace
             mkdir -p /tmp/dbg && xz -dc .gpu-dbg/test_cuda_api.xz > /tmp/dbg/test_cuda_api && chmod +x /tmp/dbg/test_cuda_api
             for t in EagerAndCompiledOnUserStreamsAnyLayout ProgramThousandRunsNewPointersAndValues FourStreamsThousandContractionsEach BadViewsAreTypedErrors; do

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <tuple>
 
 #include "core/split_sums.hpp"
 #include "core/step_graph.hpp"
@@ -468,6 +469,10 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
       if (!describe_small_step(c.plan.lowered[k], ptr_of(s.lhs), s.rhs >= 0 ? ptr_of(s.rhs) : nullptr, ptr_of(static_cast<int>(n + k)), records[i]))
         throw internal_error("compiled_program: an absorbed step no longer fits a record");
     }
+    for (int kk : fusion_.absorbed) {
+      const step& s = p.tree.steps[static_cast<std::size_t>(kk)];
+      if (static_cast<std::size_t>(s.lhs) < n || (s.rhs >= 0 && static_cast<std::size_t>(s.rhs) < n)) in_place_ok_ = false;
+    }
     const std::size_t rec_bytes = records.size() * sizeof(small_step_record);
     const std::size_t begin_bytes = fusion_.subtree_begin.size() * sizeof(int);
     auto* table = static_cast<unsigned char*>(table_.get());
@@ -527,13 +532,29 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
 
 // 6. Capture once, after every plan exists (no plan creation, allocation or event polling inside).
 void compiled_program::capture() {
+  std::string why;
+  graph_owner graph = capture_ops(why);
+  cudaGraphExec_t exec = nullptr;
+  if (graph != nullptr && cudaGraphInstantiate(&exec, graph.get(), 0) == cudaSuccess) {
+    graph_ = std::move(graph);
+    exec_.reset(exec);
+    build_io_graph();
+  } else {
+    (void)cudaGetLastError();
+    graph_note_ = (why.empty() ? std::string("graph capture failed") : why) + "; replaying on the stream";
+  }
+}
+
+// Every op captured on the engine's stream (on lanes when the program is concurrent): the graph,
+// or null with `why` said.
+graph_owner compiled_program::capture_ops(std::string& why) {
   cudaStream_t st = eng_->stream();
   lane_capture lanes;
   if (concurrent_) lanes = plan_lanes();  // streams and events made before the capture begins
   if (cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
     (void)cudaGetLastError();
-    graph_note_ = "capture could not begin; replaying on the stream";
-    return;
+    why = "capture could not begin";
+    return {};
   }
   bool enqueued = true;
   try {
@@ -544,20 +565,16 @@ void compiled_program::capture() {
     }
   } catch (const std::exception& e) {
     enqueued = false;
-    graph_note_ = std::string("capture failed (") + e.what() + "); replaying on the stream";
+    why = std::string("capture failed (") + e.what() + ")";
   }
   cudaGraph_t g = nullptr;
   const cudaError_t end = cudaStreamEndCapture(st, &g);
   graph_owner graph(g);
-  cudaGraphExec_t exec = nullptr;
-  if (enqueued && end == cudaSuccess && g != nullptr && cudaGraphInstantiate(&exec, g, 0) == cudaSuccess) {
-    graph_ = std::move(graph);
-    exec_.reset(exec);
-    build_io_graph();
-  } else {
+  if (!enqueued || end != cudaSuccess || g == nullptr) {
     (void)cudaGetLastError();
-    if (graph_note_.empty()) graph_note_ = "graph capture failed; replaying on the stream";
+    return {};
   }
+  return graph;
 }
 
 // 7. The io graph over the captured one. Its gathers start with null sources (skipped) and real
@@ -591,6 +608,19 @@ void compiled_program::build_io_graph() {
 void compiled_program::launch_io(std::span<const void* const> srcs, void* out, cudaStream_t stream) {
   if (io_exec_ == nullptr) throw internal_error("launch_io without an io graph");
   if (srcs.size() != io_entries_.size()) throw internal_error("launch_io: wrong number of inputs");
+  const auto same = [&](const std::vector<const void*>& v) { return v.size() == srcs.size() && std::equal(v.begin(), v.end(), srcs.begin()); };
+  // The caller's inputs read in place: the same pointers as the run before (or as the graph built
+  // on them) run a graph captured on them, which gathers nothing.
+  if (in_place_exec_ == nullptr || !same(in_place_srcs_)) {
+    if (same(last_srcs_) && in_place_allowed(srcs)) build_in_place(srcs);
+  }
+  if (in_place_exec_ != nullptr && same(in_place_srcs_)) {
+    set_out(in_place_out_, in_place_exec_.get(), in_place_out_dst_, out);
+    TNRT_CUDA(cudaGraphLaunch(in_place_exec_.get(), stream));
+    ++in_place_runs_;
+    return;
+  }
+  last_srcs_.assign(srcs.begin(), srcs.end());
   // A node is updated only when its pointers differ from those the executable graph holds (a
   // caller that reuses its buffers pays no update; launches already enqueued keep theirs).
   bool changed = io_in_stale_;
@@ -604,13 +634,96 @@ void compiled_program::launch_io(std::span<const void* const> srcs, void* out, c
     io_in_stale_ = false;
     ++io_updates_;
   }
-  if (out != io_out_dst_) {
-    const gather_entry out_entry{out == nullptr ? nullptr : result_, out, out == nullptr ? 0 : result_bytes_};
-    io_out_.set(io_exec_.get(), std::span<const gather_entry>(&out_entry, 1));
-    io_out_dst_ = out;
-    ++io_updates_;
-  }
+  set_out(io_out_, io_exec_.get(), io_out_dst_, out);
   TNRT_CUDA(cudaGraphLaunch(io_exec_.get(), stream));
+}
+
+// The result's copy node of `exec` pointed at `out` (nullptr: none), when it is not there already.
+void compiled_program::set_out(const gather_nodes& nodes, cudaGraphExec_t exec, void*& holds, void* out) {
+  if (out == holds) return;
+  const gather_entry out_entry{out == nullptr ? nullptr : result_, out, out == nullptr ? 0 : result_bytes_};
+  nodes.set(exec, std::span<const gather_entry>(&out_entry, 1));
+  holds = out;
+  ++io_updates_;
+}
+
+// Whether a graph may read these inputs where they lie: every op's plan holds (no fused record
+// reads an input, whose pointers live in device memory), each source is there and as aligned as
+// the plans assume, none lies in the program's own buffers (a step would write what another reads
+// later: the program's result fed back to it, say), and fewer than in_place_max_builds graphs have
+// been tried (callers that cycle through buffers keep the gather).
+bool compiled_program::in_place_allowed(std::span<const void* const> srcs) const {
+  if (!in_place_ok_ || in_place_builds_ >= in_place_max_builds) return false;
+  const auto inside = [](std::uintptr_t a, std::size_t a_bytes, const device::pool_block& b, std::size_t b_bytes) {
+    const auto lo = reinterpret_cast<std::uintptr_t>(b.get());
+    return b.get() != nullptr && a < lo + b_bytes && lo < a + a_bytes;
+  };
+  for (std::size_t i = 0; i < srcs.size(); ++i) {
+    const auto a = reinterpret_cast<std::uintptr_t>(srcs[i]);
+    const std::size_t n = input_bytes_[i];
+    if (srcs[i] == nullptr || a % engine::max_alignment != 0) return false;
+    if (inside(a, n, input_block_, inputs_total_) || inside(a, n, arena_, mplan_.arena_bytes) || inside(a, n, scratch_, scratch_bytes_) ||
+        inside(a, n, table_, table_bytes_) || inside(a, n, copies_, copies_bytes_))
+      return false;
+  }
+  return true;
+}
+
+// Captures the ops again with their inputs at `srcs`, under the io graph's result copy, and keeps
+// it for runs with these pointers. The ops get their own pointers back, whatever happens; a
+// failure leaves the gather in use.
+void compiled_program::build_in_place(std::span<const void* const> srcs) {
+  ++in_place_builds_;
+  in_place_exec_.reset();
+  in_place_srcs_.clear();
+  std::vector<std::pair<const void*, const void*>> kept(ops_.size());
+  const int lanes = lanes_, critical = critical_ops_;
+  const auto point = [&](bool at_srcs) {
+    for (std::size_t j = 0; j < ops_.size(); ++j) {
+      op& o = ops_[j];
+      if (at_srcs) {
+        kept[j] = {o.a, o.b};
+        for (std::size_t i = 0; i < inputs_.size(); ++i) {
+          if (o.a == inputs_[i]) o.a = srcs[i];
+          if (o.b != nullptr && o.b == inputs_[i]) o.b = srcs[i];
+        }
+      } else {
+        std::tie(o.a, o.b) = kept[j];
+      }
+      if (o.tiled) bind_tiled(o.tiled_rec, o.a, o.b, o.d);
+    }
+  };
+  std::string why;
+  graph_owner steps;
+  point(true);
+  try {
+    steps = capture_ops(why);
+  } catch (const error&) {
+    (void)cudaGetLastError();  // plan_lanes could not make its streams: the gather stays
+  }
+  point(false);
+  lanes_ = lanes;
+  critical_ops_ = critical;
+  if (steps == nullptr) return;
+  try {
+    cudaGraph_t raw = nullptr;
+    TNRT_CUDA(cudaGraphCreate(&raw, 0));
+    graph_owner g(raw);
+    cudaGraphNode_t node = nullptr;
+    TNRT_CUDA(cudaGraphAddChildGraphNode(&node, g.get(), nullptr, 0, steps.get()));
+    const gather_entry out_entry{nullptr, result_, result_bytes_};
+    gather_nodes out(g.get(), std::span<const cudaGraphNode_t>(&node, 1), std::span<const gather_entry>(&out_entry, 1));
+    cudaGraphExec_t exec = nullptr;
+    TNRT_CUDA(cudaGraphInstantiate(&exec, g.get(), 0));
+    in_place_exec_.reset(exec);
+    in_place_graph_ = std::move(g);
+    in_place_out_ = std::move(out);
+    in_place_out_dst_ = nullptr;
+    in_place_srcs_.assign(srcs.begin(), srcs.end());
+  } catch (const error&) {
+    (void)cudaGetLastError();
+    in_place_exec_.reset();
+  }
 }
 
 // Times each step that tnrt's own kernel can take both ways, on the program's own buffers (their

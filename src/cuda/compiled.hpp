@@ -162,6 +162,15 @@ class compiled_program {
   [[nodiscard]] bool has_io_graph() const noexcept { return io_exec_ != nullptr; }
   /// Gather-node updates launch_io has made (a launch with the previous call's pointers makes none).
   [[nodiscard]] std::uint64_t io_updates() const noexcept { return io_updates_; }
+  /// launch_io reads a caller's inputs in place when they come back: the second launch with the
+  /// same sources (all given, 256-byte aligned, outside the program's buffers, no fused small step
+  /// reading an input) captures the ops on them, and launches with those sources run that graph,
+  /// which gathers nothing. A caller that changes the contents keeps the pointers: the graph reads
+  /// what is there when it runs, as the gather would. At most in_place_max_builds such graphs per
+  /// program (one held at a time); then the gather. Graphs built and launches that ran one:
+  [[nodiscard]] int in_place_builds() const noexcept { return in_place_builds_; }
+  [[nodiscard]] std::uint64_t in_place_runs() const noexcept { return in_place_runs_; }
+  static constexpr int in_place_max_builds = 4;
   /// Launches it on `stream`: input i is read from srcs[i] (row-major; nullptr: already in
   /// input(i)), the result written to `out` (row-major; nullptr: left in result()). No ordering
   /// against earlier work on the program's buffers: that is the caller's (see order_on).
@@ -236,7 +245,11 @@ class compiled_program {
   void allocate();
   void build_ops(const problem& p, step_choices& c, const layout& l);
   void capture();
+  graph_owner capture_ops(std::string& why);
   void build_io_graph();
+  void set_out(const gather_nodes& nodes, cudaGraphExec_t exec, void*& holds, void* out);
+  [[nodiscard]] bool in_place_allowed(std::span<const void* const> srcs) const;
+  void build_in_place(std::span<const void* const> srcs);
 
   void enqueue_all(cudaStream_t stream);
   // The capture of a concurrent program: the lanes' schedule, side streams and events.
@@ -307,6 +320,16 @@ class compiled_program {
   bool io_in_stale_ = false;              // an update of the input nodes failed half way
   void* io_out_dst_ = nullptr;            // the destination io_exec_'s output node holds
   std::uint64_t io_updates_ = 0;          // node updates launch_io made
+  // Inputs read in place (launch_io): the sources of the launch before, and the graph built on
+  // in_place_srcs_ (the ops as a child, then the result's copy).
+  bool in_place_ok_ = true;  // false when a fused record reads an input
+  std::vector<const void*> last_srcs_, in_place_srcs_;
+  graph_owner in_place_graph_;
+  graph_exec_owner in_place_exec_;
+  gather_nodes in_place_out_;
+  void* in_place_out_dst_ = nullptr;
+  int in_place_builds_ = 0;
+  std::uint64_t in_place_runs_ = 0;
   std::string graph_note_;
   double compile_ms_ = 0;
   // The stream of the latest work on the program's buffers, and the event a run on another stream

@@ -582,6 +582,73 @@ TEST_F(Differential, CompiledGemmLoweringBatchedChain) {
   }
 }
 
+// launch_io reads a caller's inputs in place once the same sources come back: the first launch
+// gathers, the second builds the graph on them and runs it, later ones run it; new contents at the
+// same pointers are what it reads (a graph that still gathered, or read stale copies, fails the
+// check); other pointers go back to the gather, and the first pointers' graph serves again. Trees
+// whose fused launch reads inputs keep the gather; trees without fusion read in place, in every
+// dtype, with and without branches. Every result against the CPU engine.
+TEST_F(Differential, CompiledReadsInputsInPlace) {
+  struct dev {
+    void* ptr = nullptr;
+    explicit dev(std::size_t n) { gputest::check_cuda(cudaMalloc(&ptr, n == 0 ? 1 : n), "cudaMalloc"); }
+    ~dev() { (void)cudaFree(ptr); }
+    dev(const dev&) = delete;
+    dev& operator=(const dev&) = delete;
+  };
+  int in_place_programs = 0, gather_only = 0;
+  for (bool fuse : {false, true}) {
+    cuda::options opt;
+    opt.fuse_small_steps = fuse;
+    engine eng(opt);
+    for (dtype t : all_dtypes) {
+      for (const tree_case& c : tree_cases) {
+        const bool branches = c.tensors >= 8;  // independent steps on side streams in the capture
+        std::uint64_t used = 0;
+        const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 1300, t, &used);
+        cuda::compiled_program prog(eng, p, 0, 0, nullptr, branches);
+        if (!prog.has_io_graph()) continue;
+        const std::size_t n = p.net.inputs.size();
+        std::vector<std::unique_ptr<dev>> first, second;
+        for (std::size_t i = 0; i < n; ++i) {
+          first.push_back(std::make_unique<dev>(prog.input_bytes(i)));
+          second.push_back(std::make_unique<dev>(prog.input_bytes(i)));
+        }
+        dev out(prog.result_bytes());
+        const double tol = gputest::tolerance(t, gputest::longest_sum(p), 256.0);
+        for (int run = 0; run < 6; ++run) {
+          // Runs 0-2 and 4-5 on the first buffers, run 3 on the second; new values every run.
+          const std::vector<host_tensor> in = gputest::random_inputs(p, used + 31 * static_cast<std::uint64_t>(run), 0.25, 1.25);
+          std::vector<const void*> srcs(n);
+          for (std::size_t i = 0; i < n; ++i) {
+            void* at = (run == 3 ? second : first)[i]->ptr;
+            gputest::upload_bytes(eng, at, in[i].data(), in[i].bytes());
+            srcs[i] = at;
+          }
+          prog.launch_io(srcs, out.ptr, eng.stream());
+          const host_tensor got = gputest::download(eng, out.ptr, t, p.net.shape_of(p.net.output));
+          EXPECT_LE(gputest::rel_error(got, cpu::contract(p, in)), tol)
+              << p.source << " " << name_of(t) << " fuse " << fuse << " branches " << branches << " run " << run << " in-place runs "
+              << prog.in_place_runs();
+        }
+        if (prog.in_place_builds() > 0) {
+          ++in_place_programs;
+          EXPECT_EQ(prog.in_place_builds(), 1) << p.source << ": the first buffers' graph serves runs 4 and 5 again";
+          EXPECT_EQ(prog.in_place_runs(), 4U) << p.source << ": runs 1, 2, 4 and 5";
+        } else {
+          ++gather_only;
+          EXPECT_EQ(prog.in_place_runs(), 0U);
+          EXPECT_TRUE(fuse) << p.source << ": without fusion every tree reads its inputs in place";
+        }
+      }
+    }
+    eng.synchronize();
+    EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
+  }
+  std::printf("[in place] %d programs read their inputs in place, %d kept the gather\n", in_place_programs, gather_only);
+  EXPECT_GT(in_place_programs, 20);
+}
+
 // options::time_layouts: the program under each intermediate layout, the fastest kept (none more
 // than 3% faster than it), the result still the CPU engine's.
 TEST_F(Differential, CompiledTimedLayoutsMatchCpu) {
