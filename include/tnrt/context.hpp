@@ -164,6 +164,8 @@ class program {
   /// (options::gemm_lowering).
   [[nodiscard]] int gemm_candidates() const;
   [[nodiscard]] int gemm_chosen() const;
+  /// Of those, the steps on a cuBLASLt algorithm that timing chose (options::gemm_algos).
+  [[nodiscard]] int gemm_algos_chosen() const;
   /// The intermediate layout the program runs under ("column", "row" or "follow"; "" on the CPU),
   /// and each layout compile timed (options::time_layouts) with its replay's milliseconds.
   [[nodiscard]] std::string layout() const;

@@ -113,6 +113,14 @@ struct options {
   /// runs there when that is faster (`automatic`, the default); `always`: through cuBLAS wherever it
   /// is one GEMM (tests); `never`: cuTENSOR only. Without cuBLAS on the machine, cuTENSOR only.
   kernel_choice gemm_lowering = kernel_choice::automatic;
+  /// Compiled, with gemm_lowering automatic and cuBLASLt beside cuBLAS: on a step that is one GEMM
+  /// and still at least 10 us after the timings above, the first `gemm_algos` algorithms of
+  /// cuBLASLt's heuristic for its form (those its workspace and operands' alignment allow) are
+  /// timed too, and one is kept when at least 3% faster than what the step runs. 0: none.
+  int gemm_algos = 8;
+  /// Tests: with gemm_lowering `always`, every GEMM step runs cuBLASLt's heuristic algorithm of this
+  /// rank (its last when it offers fewer), untimed; -1 (the default): cuBLAS's own choice there.
+  int gemm_algo_rank = -1;
   /// Compiled, with cuBLAS there and gemm_lowering not `never`: a library step that is no GEMM as it
   /// lies, of at least 8 multiply-adds per element its copies move and 50 us, is also timed as one
   /// GEMM after copying the operands that keep it from the form (lower_to_gemm_with_copies:

@@ -349,6 +349,11 @@ class py_context {
         if (opt_.kernel_ranks < 0 || opt_.kernel_ranks > 64)
           throw tnrt::usage_error("option 'kernel_ranks' must be in [0, 64], got " + std::to_string(opt_.kernel_ranks));
       }
+      else if (key == "gemm_algos") {  // the CLI's --gemm-algos: 0 (none) to 64
+        opt_.gemm_algos = nb::cast<int>(v);
+        if (opt_.gemm_algos < 0 || opt_.gemm_algos > 64)
+          throw tnrt::usage_error("option 'gemm_algos' must be in [0, 64], got " + std::to_string(opt_.gemm_algos));
+      }
       else if (key == "autotune") opt_.autotune = nb::cast<bool>(v);
       else if (key == "algo") opt_.algo = nb::cast<int>(v);
       else if (key == "use_graph") opt_.use_graph = nb::cast<bool>(v);
@@ -494,6 +499,7 @@ class py_program {
     d["kernel_ranks_chosen"] = prog_.kernel_ranks_chosen();
     d["gemm_candidates"] = prog_.gemm_candidates();
     d["gemm_chosen"] = prog_.gemm_chosen();
+    d["gemm_algos_chosen"] = prog_.gemm_algos_chosen();
     d["layout"] = prog_.layout();
     nb::dict lt;
     for (const auto& [name, ms] : prog_.layout_times()) lt[name.c_str()] = ms;

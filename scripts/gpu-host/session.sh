@@ -206,6 +206,17 @@ PY
                 timeout 120 $bin/tnrt contract bench/suites/families/$f.json --device cuda --fill $F --mode compiled $v --warmup 3 --repeat 20 --json $out/inplace-$f${v:+-static}.json 2>&1 | grep -E "^time|^layout|tnrt:"
               done
             done ;;
+    gemmalgos) # compiled with cuBLASLt's algorithms timed (--gemm-algos 8, the default) against none (0), on
+            # the networks whose steps are GEMMs, in the order A B A B (3 warm-ups, 20 runs each)
+            for f in ${GA_NETS:-chain-n8-d800-2000 chain-n12-d200-1500 chain-n30-d100-1000-shuf mps-overlap-n40-D384 mps-overlap-n16-D512 lattice-5x5-d16 lm-sliding-d2-h8-o64-b256 mpo-heis-L32-D128 hyper-n100-r3-e4 regular3-n160}; do
+              F=$(python3 -c "import json,sys;s=json.load(open('bench/suites/families.json'));print(next(repr(p['fill']['value']) for p in s['problems'] if p['name']=='$f'))")
+              for r in 1 2; do
+                for g in 0 8; do
+                  echo "--- $f gemm-algos $g run $r"
+                  timeout 150 $bin/tnrt contract bench/suites/families/$f.json --device cuda --fill $F --mode compiled --gemm-algos $g --warmup 3 --repeat 20 --json $out/ga-$f-$g-$r.json 2>&1 | grep -E "^time|^kernels|^compile|tnrt:"
+                done
+              done
+            done ;;
     apidbg) # an unstripped test_cuda_api (.gpu-dbg/test_cuda_api.xz): each test alone, then a backtrace
             mkdir -p /tmp/dbg && xz -dc .gpu-dbg/test_cuda_api.xz > /tmp/dbg/test_cuda_api && chmod +x /tmp/dbg/test_cuda_api
             for t in EagerAndCompiledOnUserStreamsAnyLayout ProgramThousandRunsNewPointersAndValues FourStreamsThousandContractionsEach BadViewsAreTypedErrors; do

@@ -521,6 +521,14 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
         if (opt_.gemm_lowering == kernel_choice::always && !o.tiled) {
           o.use_gemm = true;
           ++gemm_chosen_;
+          if (opt_.gemm_algo_rank >= 0) {
+            o.lt = eng_->blas()->prepare_lt(*o.gemm, type_, gemm_alignment(*o.gemm, type_, o.a, o.b, o.d), o.workspace_bytes,
+                                            opt_.gemm_algo_rank + 1);
+            if (o.lt) {
+              o.lt_algo = std::min(opt_.gemm_algo_rank, o.lt->algorithms() - 1);
+              ++gemm_algos_chosen_;
+            }
+          }
         }
       }
     }
@@ -588,21 +596,26 @@ void compiled_program::build_io_graph() {
     io_entries_.clear();
     for (std::size_t i = 0; i < inputs_.size(); ++i) io_entries_.push_back(gather_entry{nullptr, inputs_[i], input_bytes_[i]});
     gather_nodes in(g.get(), {}, io_entries_);
-    cudaGraphNode_t steps = nullptr;
-    TNRT_CUDA(cudaGraphAddChildGraphNode(&steps, g.get(), in.nodes().data(), in.nodes().size(), graph_.get()));
-    const gather_entry out_entry{nullptr, result_, result_bytes_};
-    gather_nodes out(g.get(), std::span<const cudaGraphNode_t>(&steps, 1), std::span<const gather_entry>(&out_entry, 1));
-    cudaGraphExec_t exec = nullptr;
-    TNRT_CUDA(cudaGraphInstantiate(&exec, g.get(), 0));
-    io_exec_.reset(exec);
+    wrap_steps(g.get(), in.nodes(), graph_.get(), io_out_, io_exec_);
     io_graph_ = std::move(g);
     io_in_ = std::move(in);
-    io_out_ = std::move(out);
   } catch (const error& e) {
     (void)cudaGetLastError();
     io_exec_.reset();
     graph_note_ = std::string("no io graph (") + e.what() + "); inputs and result copied by launches of their own";
   }
+}
+
+void compiled_program::wrap_steps(cudaGraph_t g, std::span<const cudaGraphNode_t> deps, cudaGraph_t steps, gather_nodes& out,
+                                  graph_exec_owner& exec) const {
+  cudaGraphNode_t node = nullptr;
+  TNRT_CUDA(cudaGraphAddChildGraphNode(&node, g, deps.data(), deps.size(), steps));
+  const gather_entry out_entry{nullptr, result_, result_bytes_};
+  gather_nodes copy(g, std::span<const cudaGraphNode_t>(&node, 1), std::span<const gather_entry>(&out_entry, 1));
+  cudaGraphExec_t e = nullptr;
+  TNRT_CUDA(cudaGraphInstantiate(&e, g, 0));
+  exec.reset(e);
+  out = std::move(copy);
 }
 
 void compiled_program::launch_io(std::span<const void* const> srcs, void* out, cudaStream_t stream) {
@@ -611,10 +624,12 @@ void compiled_program::launch_io(std::span<const void* const> srcs, void* out, c
   const auto same = [&](const std::vector<const void*>& v) { return v.size() == srcs.size() && std::equal(v.begin(), v.end(), srcs.begin()); };
   // The caller's inputs read in place: the same pointers as the run before (or as the graph built
   // on them) run a graph captured on them, which gathers nothing.
-  if (in_place_exec_ == nullptr || !same(in_place_srcs_)) {
-    if (same(last_srcs_) && in_place_allowed(srcs)) build_in_place(srcs);
+  bool in_place = in_place_exec_ != nullptr && same(in_place_srcs_);
+  if (!in_place && same(last_srcs_) && in_place_allowed(srcs)) {
+    build_in_place(srcs);  // on success the graph is on srcs
+    in_place = in_place_exec_ != nullptr;
   }
-  if (in_place_exec_ != nullptr && same(in_place_srcs_)) {
+  if (in_place) {
     set_out(in_place_out_, in_place_exec_.get(), in_place_out_dst_, out);
     TNRT_CUDA(cudaGraphLaunch(in_place_exec_.get(), stream));
     ++in_place_runs_;
@@ -652,19 +667,17 @@ void compiled_program::set_out(const gather_nodes& nodes, cudaGraphExec_t exec, 
 // the plans assume, none lies in the program's own buffers (a step would write what another reads
 // later: the program's result fed back to it, say), and fewer than in_place_max_builds graphs have
 // been tried (callers that cycle through buffers keep the gather).
-bool compiled_program::in_place_allowed(std::span<const void* const> srcs) const {
+bool compiled_program::in_place_allowed(std::span<const void* const> srcs) {
   if (!in_place_ok_ || in_place_builds_ >= in_place_max_builds) return false;
-  const auto inside = [](std::uintptr_t a, std::size_t a_bytes, const device::pool_block& b, std::size_t b_bytes) {
-    const auto lo = reinterpret_cast<std::uintptr_t>(b.get());
-    return b.get() != nullptr && a < lo + b_bytes && lo < a + a_bytes;
-  };
+  const auto blocks = own_blocks();
   for (std::size_t i = 0; i < srcs.size(); ++i) {
     const auto a = reinterpret_cast<std::uintptr_t>(srcs[i]);
     const std::size_t n = input_bytes_[i];
     if (srcs[i] == nullptr || a % engine::max_alignment != 0) return false;
-    if (inside(a, n, input_block_, inputs_total_) || inside(a, n, arena_, mplan_.arena_bytes) || inside(a, n, scratch_, scratch_bytes_) ||
-        inside(a, n, table_, table_bytes_) || inside(a, n, copies_, copies_bytes_))
-      return false;
+    for (const auto& [block, bytes] : blocks) {
+      const auto lo = reinterpret_cast<std::uintptr_t>(block->get());
+      if (block->get() != nullptr && a < lo + bytes && lo < a + n) return false;
+    }
   }
   return true;
 }
@@ -702,6 +715,7 @@ void compiled_program::build_in_place(std::span<const void* const> srcs) {
     (void)cudaGetLastError();  // plan_lanes could not make its streams: the gather stays
   }
   point(false);
+  in_place_lanes_ = lanes_;  // the capture's own, before the program's come back
   lanes_ = lanes;
   critical_ops_ = critical;
   if (steps == nullptr) return;
@@ -709,15 +723,8 @@ void compiled_program::build_in_place(std::span<const void* const> srcs) {
     cudaGraph_t raw = nullptr;
     TNRT_CUDA(cudaGraphCreate(&raw, 0));
     graph_owner g(raw);
-    cudaGraphNode_t node = nullptr;
-    TNRT_CUDA(cudaGraphAddChildGraphNode(&node, g.get(), nullptr, 0, steps.get()));
-    const gather_entry out_entry{nullptr, result_, result_bytes_};
-    gather_nodes out(g.get(), std::span<const cudaGraphNode_t>(&node, 1), std::span<const gather_entry>(&out_entry, 1));
-    cudaGraphExec_t exec = nullptr;
-    TNRT_CUDA(cudaGraphInstantiate(&exec, g.get(), 0));
-    in_place_exec_.reset(exec);
+    wrap_steps(g.get(), {}, steps.get(), in_place_out_, in_place_exec_);
     in_place_graph_ = std::move(g);
-    in_place_out_ = std::move(out);
     in_place_out_dst_ = nullptr;
     in_place_srcs_.assign(srcs.begin(), srcs.end());
   } catch (const error&) {
@@ -766,6 +773,7 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
   const bool time_gemm = opt_.gemm_lowering == kernel_choice::automatic;
   const kernel_choice copies = copies_choice();
   constexpr float jit_min_ms = 0.02F;  // a JIT kernel is tried only on steps at least this slow
+  constexpr float gemm_algos_min_ms = 0.01F;  // cuBLASLt's algorithms are timed on steps at least this slow
   std::vector<std::pair<float, op*>> timed;  // library steps and their best time, for the JIT pass
   for (op& o : ops_) {
     if (!o.plan || o.tiled || o.use_gemm || o.step < 0) continue;  // use_gemm here: `always`
@@ -829,6 +837,7 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
         best = t;
       }
     }
+    if (gemm && opt_.gemm_algos > 0 && best >= gemm_algos_min_ms) try_gemm_algos(o, best, time_op);
     if (copies == kernel_choice::automatic) (void)try_copies(o, low, copies, best, reserve_bytes, limit_bytes, time_op);
     if (best >= jit_min_ms) timed.emplace_back(best, &o);
   }
@@ -857,12 +866,58 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
       o.jit = true;
       ++jit_chosen_;
       if (kept_copies) --copies_chosen_;
+      if (kept_gemm) --gemm_chosen_;
+      if (o.lt) --gemm_algos_chosen_;
+      o.lt.reset();
+      o.lt_algo = -1;
     } else {
       o.plan = kept_plan;
       o.use_gemm = kept_gemm;
       o.use_copies = kept_copies;
     }
   }
+}
+
+// cuBLASLt's heuristic's first options::gemm_algos algorithms for the step's GEMM form, each
+// timed where the step runs (its workspace, its operands' alignment); one replaces what the step
+// runs (cuTENSOR's plan or cuBLAS's own choice) when at least 3% faster than `best`, then the new
+// best. Why: cuBLAS's SGEMM takes the heuristic's first choice, and the chains of the suite are
+// single GEMMs of 0.1-0.2 ms where torch's graph, on the same cuBLAS, was level with tnrt.
+void compiled_program::try_gemm_algos(op& o, float& best, const std::function<float(const op&)>& time_op) {
+  std::shared_ptr<const lt_matmul> lt;
+  try {
+    lt = eng_->blas()->prepare_lt(*o.gemm, type_, gemm_alignment(*o.gemm, type_, o.a, o.b, o.d), o.workspace_bytes, opt_.gemm_algos);
+  } catch (const error&) {
+    return;  // a descriptor could not be made: the step keeps what it has
+  }
+  if (!lt) return;
+  const bool kept_gemm = o.use_gemm;
+  int keep = -1;
+  o.use_gemm = true;
+  o.lt = lt;
+  for (int i = 0; i < lt->algorithms(); ++i) {
+    o.lt_algo = i;
+    ++gemm_algo_trials_;
+    float t = 1e30F;
+    try {
+      t = time_op(o);
+    } catch (const error&) {
+      (void)cudaGetLastError();  // this algorithm refused the operands: the next one
+    }
+    if (t < best * 0.97F) {
+      best = t;
+      keep = i;
+    }
+  }
+  if (keep < 0) {
+    o.lt.reset();
+    o.lt_algo = -1;
+    o.use_gemm = kept_gemm;
+    return;
+  }
+  o.lt_algo = keep;
+  ++gemm_algos_chosen_;
+  if (!kept_gemm) ++gemm_chosen_;
 }
 
 // The step as one GEMM after copies (options::gemm_copies). `always` (tests) takes it wherever it
@@ -974,7 +1029,12 @@ void compiled_program::enqueue_op(const op& o, cudaStream_t stream) {
   } else if (o.tiled) {
     launch_tiled(type_, o.tiled_rec, stream);
   } else if (o.use_gemm) {
-    eng_->blas()->gemm(*o.gemm, type_, o.a, o.b, o.d, o.workspace, o.workspace_bytes, stream);
+    // The chosen cuBLASLt algorithm when the operands are as aligned as it was chosen for (inputs
+    // read in place may not be), else cuBLAS's own choice.
+    if (o.lt && gemm_alignment(*o.gemm, type_, o.a, o.b, o.d) >= o.lt->alignment())
+      o.lt->enqueue(o.lt_algo, o.a, o.b, o.d, o.workspace, o.workspace_bytes, stream);
+    else
+      eng_->blas()->gemm(*o.gemm, type_, o.a, o.b, o.d, o.workspace, o.workspace_bytes, stream);
   } else if (o.use_copies) {
     const void* x[2] = {o.a, o.b};
     for (int i = 0; i < 2; ++i) {
@@ -1102,7 +1162,7 @@ bool compiled_program::order_on(cudaStream_t stream) {
   TNRT_CUDA(cudaEventRecord(switch_event_.get(), last_stream_));
   TNRT_CUDA(cudaStreamWaitEvent(stream, switch_event_.get(), 0));
   last_stream_ = stream;
-  for (device::pool_block* b : {&input_block_, &arena_, &scratch_, &table_, &copies_}) b->set_stream(stream);
+  for (const auto& [block, bytes] : own_blocks()) block->set_stream(stream);
   return true;
 }
 

@@ -6,6 +6,8 @@
 // (captured once, after every plan exists), or replays the steps on the stream when capture fails.
 #include <cuda_runtime_api.h>
 
+#include <array>
+
 #include <functional>
 #include <memory>
 #include <optional>
@@ -141,6 +143,10 @@ class compiled_program {
   /// cuBLAS (options::gemm_lowering: timed faster, or `always`).
   [[nodiscard]] int gemm_candidates() const noexcept { return gemm_candidates_; }
   [[nodiscard]] int gemm_chosen() const noexcept { return gemm_chosen_; }
+  /// Of those, the steps on a cuBLASLt algorithm that timing chose over cuBLAS's own (and the
+  /// step's other candidates) by 3%, and the cuBLASLt algorithms timed (options::gemm_algos).
+  [[nodiscard]] int gemm_algos_chosen() const noexcept { return gemm_algos_chosen_; }
+  [[nodiscard]] int gemm_algo_trials() const noexcept { return gemm_algo_trials_; }
   /// GEMM steps whose arena workspace is options::gemm_workspace_bytes (0 when the memory limit
   /// left them the plan's), and library steps that run a JIT plan timing chose (options::jit_steps).
   [[nodiscard]] int gemm_workspaces() const noexcept { return gemm_workspaces_; }
@@ -170,6 +176,8 @@ class compiled_program {
   /// program (one held at a time); then the gather. Graphs built and launches that ran one:
   [[nodiscard]] int in_place_builds() const noexcept { return in_place_builds_; }
   [[nodiscard]] std::uint64_t in_place_runs() const noexcept { return in_place_runs_; }
+  /// The lanes of the last in-place graph's capture (0 before any).
+  [[nodiscard]] int in_place_lanes() const noexcept { return in_place_lanes_; }
   static constexpr int in_place_max_builds = 4;
   /// Launches it on `stream`: input i is read from srcs[i] (row-major; nullptr: already in
   /// input(i)), the result written to `out` (row-major; nullptr: left in result()). No ordering
@@ -196,6 +204,10 @@ class compiled_program {
     int step = -1;  // the tree step (library and tiled ops)
     std::optional<gemm_form> gemm;  // the step as one GEMM, when it is one and cuBLAS is there
     bool use_gemm = false;          // run through cuBLAS instead of the plan
+    /// With use_gemm: the form prepared for cuBLASLt and the algorithm of it that timing chose
+    /// (options::gemm_algos); null: cuBLAS's own choice.
+    std::shared_ptr<const lt_matmul> lt;
+    int lt_algo = -1;
     /// The step as one GEMM after copies of operands (options::gemm_copies), when it is tried: the
     /// copies' plans (cuTENSOR reductions that sum nothing: permutations; null for an operand not
     /// copied), where the copies go, and their bytes together.
@@ -248,8 +260,15 @@ class compiled_program {
   graph_owner capture_ops(std::string& why);
   void build_io_graph();
   void set_out(const gather_nodes& nodes, cudaGraphExec_t exec, void*& holds, void* out);
-  [[nodiscard]] bool in_place_allowed(std::span<const void* const> srcs) const;
+  [[nodiscard]] bool in_place_allowed(std::span<const void* const> srcs);
   void build_in_place(std::span<const void* const> srcs);
+  /// A graph of `steps` as a child node after `deps`, then the result's copy node (`out`, pointers
+  /// set per launch), instantiated into `exec`; `g` holds it.
+  void wrap_steps(cudaGraph_t g, std::span<const cudaGraphNode_t> deps, cudaGraph_t steps, gather_nodes& out, graph_exec_owner& exec) const;
+  /// The program's own device blocks, with the bytes of each it uses.
+  std::array<std::pair<device::pool_block*, std::size_t>, 5> own_blocks() {
+    return {{{&input_block_, inputs_total_}, {&arena_, mplan_.arena_bytes}, {&scratch_, scratch_bytes_}, {&table_, table_bytes_}, {&copies_, copies_bytes_}}};
+  }
 
   void enqueue_all(cudaStream_t stream);
   // The capture of a concurrent program: the lanes' schedule, side streams and events.
@@ -267,6 +286,7 @@ class compiled_program {
   void enqueue_op(const op& o, cudaStream_t stream);
   void choose_kernels_by_timing(const problem& p, const step_choices& c, std::size_t reserve_bytes, std::size_t limit_bytes);
   [[nodiscard]] kernel_choice copies_choice() const;
+  void try_gemm_algos(op& o, float& best, const std::function<float(const op&)>& time_op);
   bool try_copies(op& o, const lowered_step& low, kernel_choice how, float& best, std::size_t reserve_bytes, std::size_t limit_bytes,
                   const std::function<float(const op&)>& time_op);
   /// Sets o.copies to `form` (a GEMM with copies of `low`), makes the copies' plans and sums their
@@ -299,6 +319,7 @@ class compiled_program {
   fusion_plan fusion_;
   std::vector<int> op_steps_;
   int kernel_ranks_chosen_ = 0, kernel_rank_trials_ = 0;  // options::kernel_ranks
+  int gemm_algos_chosen_ = 0, gemm_algo_trials_ = 0;      // options::gemm_algos
   int tiled_chosen_ = 0, tiled_rejected_ = 0, algos_changed_ = 0, gemm_candidates_ = 0, gemm_chosen_ = 0, jit_chosen_ = 0, copies_chosen_ = 0, copies_tried_ = 0;
   device::pool_block copies_;  // the scratch of the steps that run as copies and a GEMM
   std::size_t copies_bytes_ = 0;
@@ -328,7 +349,7 @@ class compiled_program {
   graph_exec_owner in_place_exec_;
   gather_nodes in_place_out_;
   void* in_place_out_dst_ = nullptr;
-  int in_place_builds_ = 0;
+  int in_place_builds_ = 0, in_place_lanes_ = 0;
   std::uint64_t in_place_runs_ = 0;
   std::string graph_note_;
   double compile_ms_ = 0;

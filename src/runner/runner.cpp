@@ -204,6 +204,8 @@ run_result run(const run_request& req) {
     out.algos_changed = prog.algos_changed();
     out.kernel_ranks_chosen = prog.kernel_ranks_chosen();
     out.gemm_candidates = prog.gemm_candidates();
+    out.gemm_chosen = prog.gemm_chosen();
+    out.gemm_algos_chosen = prog.gemm_algos_chosen();
     out.layout = prog.layout();
     out.layout_times = prog.layout_times();
     out.peak_device_bytes = m.total_bytes;

@@ -582,6 +582,75 @@ TEST_F(Differential, CompiledGemmLoweringBatchedChain) {
   }
 }
 
+// cuBLASLt's algorithms (options::gemm_algos): every GEMM-form step forced onto the heuristic's
+// algorithm of rank 0 and of rank 3 (gemm_algo_rank, `always`) matches the CPU engine on the random
+// trees and the batched chain, in all four types (wrong layouts, transposes, batch strides or
+// alignment would not); then `automatic` times them on a chain of 512-wide GEMMs and still matches.
+TEST_F(Differential, CompiledGemmAlgosMatchCpu) {
+  ASSERT_NE(cuda::cublaslt(), nullptr) << "cuBLASLt did not open beside cuBLAS";
+  int forced = 0;
+  for (const int rank : {0, 3}) {
+    cuda::options opt;
+    opt.gemm_lowering = kernel_choice::always;
+    opt.gemm_algo_rank = rank;
+    opt.fuse_small_steps = false;
+    opt.intermediate_layout = rank == 0 ? layout_policy::column_major : layout_policy::row_major;
+    engine eng(opt);
+    ASSERT_NE(eng.blas(), nullptr) << "cuBLAS did not open: " << eng.blas_note();
+    for (dtype t : all_dtypes) {
+      std::vector<problem> cases;
+      for (const tree_case& c : tree_cases) {
+        std::uint64_t used = 0;
+        cases.push_back(gputest::random_problem(spec_for(c.tensors), c.seed + 700, t, &used));
+      }
+      problem chain;
+      chain.net = parse_expression("zab,zbc,zcd,zde->zae", {{6, 48, 40}, {6, 40, 56}, {6, 56, 33}, {6, 33, 24}});
+      chain.tree = tree_from_linear_path(chain.net, {{0, 1}, {0, 1}, {0, 1}});
+      chain.type = t;
+      chain.source = "batched chain";
+      cases.push_back(chain);
+      for (const problem& p : cases) {
+        const auto in = gputest::random_inputs(p, 11, 0.25, 1.25);
+        cuda::compiled_program prog(eng, p);
+        EXPECT_EQ(prog.gemm_algos_chosen(), prog.gemm_chosen()) << p.source << " " << name_of(t);
+        forced += prog.gemm_algos_chosen();
+        for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog.input(i), in[i].data(), in[i].bytes());
+        prog.run();
+        const host_tensor got = gputest::download(eng, prog.result(), p.type, p.net.shape_of(p.net.output));
+        const double err = gputest::rel_error(got, cpu::contract(p, in));
+        EXPECT_LE(err, gputest::tolerance(t, gputest::longest_sum(p), 256.0)) << p.source << " " << name_of(t) << " rank " << rank;
+      }
+    }
+    eng.synchronize();
+  }
+  std::printf("[gemm algos] %d steps run on a forced cuBLASLt algorithm\n", forced);
+  EXPECT_GT(forced, 40) << "the random trees and chains should have GEMM-shaped steps";
+
+  // `automatic`: timed on steps of 512^3 multiply-adds and more, kept where 3% faster.
+  const network net = parse_expression("ab,bc,cd,de,ef->af", {{512, 640}, {640, 512}, {512, 768}, {768, 512}, {512, 576}});
+  for (dtype t : {dtype::f32, dtype::c64}) {
+    problem p;
+    p.net = net;
+    p.tree = tree_from_linear_path(p.net, {{0, 1}, {0, 1}, {0, 1}, {0, 1}});
+    p.type = t;
+    p.source = "chain of 512-wide GEMMs";
+    const auto in = gputest::random_inputs(p, 13, -1.0, 1.0);
+    cuda::options opt;
+    engine eng(opt);
+    cuda::compiled_program prog(eng, p);
+    EXPECT_GT(prog.gemm_algo_trials(), 0) << name_of(t) << ": no cuBLASLt algorithm was timed";
+    for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog.input(i), in[i].data(), in[i].bytes());
+    prog.run();
+    const host_tensor got = gputest::download(eng, prog.result(), p.type, p.net.shape_of(p.net.output));
+    const double err = gputest::rel_error(got, cpu::contract(p, in));
+    std::printf("[gemm algos] %s %s: %d algorithms timed, %d steps kept one, %d on cuBLAS, rel error %.3e\n", p.source.c_str(),
+                std::string(name_of(t)).c_str(), prog.gemm_algo_trials(), prog.gemm_algos_chosen(), prog.gemm_chosen(), err);
+    EXPECT_LE(prog.gemm_algos_chosen(), prog.gemm_chosen());
+    EXPECT_LE(err, gputest::tolerance(t, 768, 64.0)) << name_of(t);
+    eng.synchronize();
+  }
+}
+
 // launch_io reads a caller's inputs in place once the same sources come back: the first launch
 // gathers, the second builds the graph on them and runs it, later ones run it; new contents at the
 // same pointers are what it reads (a graph that still gathered, or read stale copies, fails the
@@ -648,6 +717,37 @@ TEST_F(Differential, CompiledReadsInputsInPlace) {
   }
   std::printf("[in place] %d programs read their inputs in place, %d kept the gather\n", in_place_programs, gather_only);
   EXPECT_GT(in_place_programs, 20);
+
+  // A balanced tree of eight matrices without fusion: four independent first steps, so the
+  // in-place graph is captured on several lanes, and still reads what is at the pointers.
+  cuda::options opt;
+  opt.fuse_small_steps = false;
+  engine eng(opt);
+  problem p;
+  p.net = parse_expression("ab,bc,cd,de,ef,fg,gh,hi->ai", {{64, 48}, {48, 64}, {64, 40}, {40, 64}, {64, 56}, {56, 64}, {64, 32}, {32, 64}});
+  p.tree = tree_from_linear_path(p.net, {{0, 1}, {0, 1}, {0, 1}, {0, 1}, {0, 1}, {0, 1}, {0, 1}});
+  p.type = dtype::f32;
+  p.source = "balanced tree of eight matrices";
+  cuda::compiled_program prog(eng, p, 0, 0, nullptr, true);
+  ASSERT_TRUE(prog.has_io_graph());
+  std::vector<std::unique_ptr<dev>> bufs;
+  std::vector<const void*> srcs;
+  for (std::size_t i = 0; i < p.net.inputs.size(); ++i) {
+    bufs.push_back(std::make_unique<dev>(prog.input_bytes(i)));
+    srcs.push_back(bufs.back()->ptr);
+  }
+  dev out(prog.result_bytes());
+  for (int run = 0; run < 3; ++run) {
+    const std::vector<host_tensor> in = gputest::random_inputs(p, 77 + static_cast<std::uint64_t>(run), -1.0, 1.0);
+    for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, bufs[i]->ptr, in[i].data(), in[i].bytes());
+    prog.launch_io(srcs, out.ptr, eng.stream());
+    const host_tensor got = gputest::download(eng, out.ptr, p.type, p.net.shape_of(p.net.output));
+    EXPECT_LE(gputest::rel_error(got, cpu::contract(p, in)), gputest::tolerance(p.type, 64, 64.0)) << p.source << " run " << run;
+  }
+  EXPECT_EQ(prog.in_place_runs(), 2U);
+  std::printf("[in place] %s: the in-place graph on %d lanes (the gathering one on %d)\n", p.source.c_str(), prog.in_place_lanes(), prog.lanes());
+  EXPECT_GT(prog.in_place_lanes(), 1) << "four independent first steps";
+  eng.synchronize();
 }
 
 // options::time_layouts: the program under each intermediate layout, the fastest kept (none more
