@@ -45,7 +45,7 @@ constexpr option_spec contract_specs[] = {
     {"out", true},           {"verify", false},   {"warmup", true},
     {"repeat", true},        {"threads", true},   {"plan-cache", true},
     {"step-profile", true},  {"static-inputs", false},  {"retire", true},    {"retire-capacity", true},
-    {"workspace-cap", true}, {"no-graph", false}, {"jit", false}, {"jit-steps", true}, {"kernel-ranks", true}, {"gemm-algos", true},
+    {"workspace-cap", true}, {"no-graph", false}, {"jit", false}, {"jit-steps", true}, {"kernel-ranks", true}, {"gemm-algos", true}, {"gemm-algo-min-ms", true},
     {"autotune", false},     {"json", true},      {"quiet", false},
     {"bandwidth", true},     {"layout", true},    {"no-fuse", false},
     {"tiled", true},
@@ -108,8 +108,9 @@ GPU knobs:
   --gemm auto|on|off         compiled: a step that is one (strided-batched) GEMM by strides is timed through
                              cuBLAS too, full precision, and runs there when faster (auto, the default);
                              on: through cuBLAS wherever it is one GEMM; off: cuTENSOR only
-  --gemm-algos N             compiled, with --gemm auto: on GEMM steps of 10 us or more, also time the first N
-                             algorithms of cuBLASLt's heuristic and keep one 3% faster (default 8; 0: none)
+  --gemm-algos N             compiled, with --gemm auto: on GEMM steps of --gemm-algo-min-ms (default 0.05) or
+                             more, also time the first N algorithms of cuBLASLt's heuristic and keep one 3%
+                             faster (default 8; 0: none)
   --gemm-copies auto|on|off  compiled: a step that is no GEMM as it lies, compute-heavy (8 multiply-adds
                              per element copied, 50 us), is timed as copies of the operands in its way and
                              one cuBLAS GEMM too (auto, the default); on: that way wherever it can; off: never
@@ -439,6 +440,8 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.jit_steps = static_cast<int>(a.int_or("jit-steps", 0, 0, 1 << 16));
   o.kernel_ranks = static_cast<int>(a.int_or("kernel-ranks", o.kernel_ranks, 0, 64));
   o.gemm_algos = static_cast<int>(a.int_or("gemm-algos", o.gemm_algos, 0, 64));
+  o.gemm_algo_min_ms = a.double_or("gemm-algo-min-ms", o.gemm_algo_min_ms);
+  if (!(o.gemm_algo_min_ms >= 0)) throw usage_error("--gemm-algo-min-ms must be at least 0, got " + std::to_string(o.gemm_algo_min_ms));
   const std::string algo = a.choice_or("algo", "default", {"default", "patient", "gett", "tgett", "ttgt"});
   o.algo = algo == "patient" ? -6 : algo == "gett" ? -4 : algo == "tgett" ? -3 : algo == "ttgt" ? -2 : -1;
   o.autotune = a.has("autotune");
@@ -619,6 +622,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"gemm_copies", knob_name(opt.gemm_copies)},
                   {"gemm_workspace_bytes", opt.gemm_workspace_bytes},
                   {"gemm_algos", opt.gemm_algos},
+                  {"gemm_algo_min_ms", opt.gemm_algo_min_ms},
                   {"branches", knob_name(opt.concurrent_branches)},
                   {"split_sums", knob_name(opt.split_sums)},
                   {"autotune", opt.autotune}};
@@ -1100,6 +1104,7 @@ int run_contract(std::span<char* const> argv) {
   (void)a.int_or("jit-steps", 0, 0, 1 << 16);
   (void)a.int_or("kernel-ranks", 0, 0, 64);
   (void)a.int_or("gemm-algos", 0, 0, 64);
+  (void)a.double_or("gemm-algo-min-ms", 0.05);
   (void)a.choice_or("branches", "auto", {"auto", "on", "off"});
   (void)a.choice_or("split-sums", "auto", {"auto", "on", "off"});
   (void)a.choice_or("precision", "full", {"full", "tf32", "tf32x3"});

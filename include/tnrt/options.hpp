@@ -114,10 +114,11 @@ struct options {
   /// is one GEMM (tests); `never`: cuTENSOR only. Without cuBLAS on the machine, cuTENSOR only.
   kernel_choice gemm_lowering = kernel_choice::automatic;
   /// Compiled, with gemm_lowering automatic and cuBLASLt beside cuBLAS: on a step that is one GEMM
-  /// and still at least 10 us after the timings above, the first `gemm_algos` algorithms of
-  /// cuBLASLt's heuristic for its form (those its workspace and operands' alignment allow) are
+  /// and still at least gemm_algo_min_ms after the timings above, the first `gemm_algos` algorithms
+  /// of cuBLASLt's heuristic for its form (those its workspace and operands' alignment allow) are
   /// timed too, and one is kept when at least 3% faster than what the step runs. 0: none.
   int gemm_algos = 8;
+  double gemm_algo_min_ms = 0.05;
   /// Tests: with gemm_lowering `always`, every GEMM step runs cuBLASLt's heuristic algorithm of this
   /// rank (its last when it offers fewer), untimed; -1 (the default): cuBLAS's own choice there.
   int gemm_algo_rank = -1;

@@ -31,7 +31,15 @@ for s in "$@"; do
   echo "=== $s ($(date -u +%H:%M:%S))"
   case $s in
     env) nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv; ldd $bin/tnrt; $bin/tnrt --version ;;
-    tests) for t in $bin/test_cuda_*; do echo "--- $t"; timeout 300 $t --gtest_brief=1 2>&1 | tail -25; done ;;
+    tests) # each program's exit status decides (gtest's brief mode lists no failures at its end: a
+           # "PASSED 20 tests" line of 22 that ran once read as a pass), failures named at the end
+           failed=""
+           for t in $bin/test_cuda_*; do
+             echo "--- $t"; timeout 300 $t --gtest_brief=1 > /tmp/t.log 2>&1; rc=$?
+             tail -25 /tmp/t.log; grep -E "^\[  FAILED  \]" /tmp/t.log; echo "rc=$rc"
+             [[ $rc == 0 ]] || failed="$failed $(basename $t)"
+           done
+           if [[ -z $failed ]]; then echo "TESTS: every program passed"; else echo "TESTS FAILED:$failed"; fi ;;
     api) echo "--- test_cuda_api"; timeout 400 $bin/test_cuda_api 2>&1 | grep -E "^\[api\]|OK|FAILED|Failure|Expected|Which is|error|PASSED" | head -40
          echo "--- api overhead"; timeout 120 $bin/tnrt_api_overhead $ref --calls 300 2>&1 | tail -10 ;;
     python) # the extension built here for 3.12 (.gpu-bin/py.tar.xz: build-py312/python/tnrt), wheels in .whl
@@ -206,14 +214,15 @@ PY
                 timeout 120 $bin/tnrt contract bench/suites/families/$f.json --device cuda --fill $F --mode compiled $v --warmup 3 --repeat 20 --json $out/inplace-$f${v:+-static}.json 2>&1 | grep -E "^time|^layout|tnrt:"
               done
             done ;;
-    gemmalgos) # compiled with cuBLASLt's algorithms timed (--gemm-algos 8, the default) against none (0), on
-            # the networks whose steps are GEMMs, in the order A B A B (3 warm-ups, 20 runs each)
+    gemmalgos) # compiled with cuBLASLt's algorithms timed against none, on the networks whose steps are
+            # GEMMs, each variant twice in turn (3 warm-ups, 20 runs each). GA_VARIANTS: "gemm-algos:min-ms ..."
             for f in ${GA_NETS:-chain-n8-d800-2000 chain-n12-d200-1500 chain-n30-d100-1000-shuf mps-overlap-n40-D384 mps-overlap-n16-D512 lattice-5x5-d16 lm-sliding-d2-h8-o64-b256 mpo-heis-L32-D128 hyper-n100-r3-e4 regular3-n160}; do
               F=$(python3 -c "import json,sys;s=json.load(open('bench/suites/families.json'));print(next(repr(p['fill']['value']) for p in s['problems'] if p['name']=='$f'))")
               for r in 1 2; do
-                for g in 0 8; do
-                  echo "--- $f gemm-algos $g run $r"
-                  timeout 150 $bin/tnrt contract bench/suites/families/$f.json --device cuda --fill $F --mode compiled --gemm-algos $g --warmup 3 --repeat 20 --json $out/ga-$f-$g-$r.json 2>&1 | grep -E "^time|^kernels|^compile|tnrt:"
+                for v in ${GA_VARIANTS:-0:0.01 8:0.01}; do
+                  g=${v%%:*}; m=${v#*:}
+                  echo "--- $f gemm-algos $g min-ms $m run $r"
+                  timeout 150 $bin/tnrt contract bench/suites/families/$f.json --device cuda --fill $F --mode compiled --gemm-algos $g --gemm-algo-min-ms $m --warmup 3 --repeat 20 --json $out/ga-$f-$g-$m-$r.json 2>&1 | grep -E "^time|^kernels|^compile|tnrt:"
                 done
               done
             done ;;

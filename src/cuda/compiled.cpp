@@ -773,7 +773,6 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
   const bool time_gemm = opt_.gemm_lowering == kernel_choice::automatic;
   const kernel_choice copies = copies_choice();
   constexpr float jit_min_ms = 0.02F;  // a JIT kernel is tried only on steps at least this slow
-  constexpr float gemm_algos_min_ms = 0.01F;  // cuBLASLt's algorithms are timed on steps at least this slow
   std::vector<std::pair<float, op*>> timed;  // library steps and their best time, for the JIT pass
   for (op& o : ops_) {
     if (!o.plan || o.tiled || o.use_gemm || o.step < 0) continue;  // use_gemm here: `always`
@@ -837,7 +836,7 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
         best = t;
       }
     }
-    if (gemm && opt_.gemm_algos > 0 && best >= gemm_algos_min_ms) try_gemm_algos(o, best, time_op);
+    if (gemm && opt_.gemm_algos > 0 && best >= opt_.gemm_algo_min_ms) try_gemm_algos(o, best, time_op);
     if (copies == kernel_choice::automatic) (void)try_copies(o, low, copies, best, reserve_bytes, limit_bytes, time_op);
     if (best >= jit_min_ms) timed.emplace_back(best, &o);
   }
