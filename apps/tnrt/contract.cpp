@@ -1104,7 +1104,7 @@ int run_contract(std::span<char* const> argv) {
   (void)a.int_or("jit-steps", 0, 0, 1 << 16);
   (void)a.int_or("kernel-ranks", 0, 0, 64);
   (void)a.int_or("gemm-algos", 0, 0, 64);
-  (void)a.double_or("gemm-algo-min-ms", 0.05);
+  if (!(a.double_or("gemm-algo-min-ms", 0.05) >= 0)) throw usage_error("--gemm-algo-min-ms must be at least 0");
   (void)a.choice_or("branches", "auto", {"auto", "on", "off"});
   (void)a.choice_or("split-sums", "auto", {"auto", "on", "off"});
   (void)a.choice_or("precision", "full", {"full", "tf32", "tf32x3"});

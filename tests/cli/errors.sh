@@ -21,6 +21,9 @@ expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --gemm sometimes
 expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --layout diagonal
 expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --algo-timing maybe
 expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --kernel-ranks 65
+expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --gemm-algos 65
+expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --gemm-algo-min-ms -1
+expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --gemm-algo-min-ms fast
 expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --precision half
 expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --branches sometimes
 expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --static-inputs

@@ -142,6 +142,12 @@ def test_context_options_are_checked():
     for value in (-1, 65):
         with pytest.raises(tnrt.UsageError, match="kernel_ranks"):
             _tnrt.Context(-1, {"kernel_ranks": value})
+    # cuBLASLt's algorithms timed per GEMM step: 0 to 64, as the CLI's --gemm-algos
+    for value in (0, 8, 64):
+        _tnrt.Context(-1, {"gemm_algos": value})
+    for value in (-1, 65):
+        with pytest.raises(tnrt.UsageError, match="gemm_algos"):
+            _tnrt.Context(-1, {"gemm_algos": value})
     for value in ("full", "tf32", "tf32x3"):
         _tnrt.Context(-1, {"precision": value})
     with pytest.raises(tnrt.UsageError, match="precision"):
