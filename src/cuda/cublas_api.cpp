@@ -21,6 +21,15 @@
 namespace tnrt::cuda {
 namespace {
 
+// A failed call of cuBLAS or cuBLASLt as tnrt's typed error, worded by the library's own status text.
+void throw_unless_success(cublasStatus_t st, const char* library, const char* (*status_text)(cublasStatus_t), const char* call) {
+  if (st == CUBLAS_STATUS_SUCCESS) return;
+  const std::string text = std::string(library) + " " + call + " failed: " + status_text(st);
+  if (st == CUBLAS_STATUS_ALLOC_FAILED) throw out_of_memory(text);
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_ARCH_MISMATCH) throw not_supported(text);
+  throw device_error(text);
+}
+
 struct loaded {
   cublas_api api;
   std::string error;  // empty when loaded
@@ -117,11 +126,7 @@ loaded_lt open_cublaslt() {
 }
 
 void check_lt(const cublaslt_api& api, cublasStatus_t st, const char* call) {
-  if (st == CUBLAS_STATUS_SUCCESS) return;
-  const std::string text = std::string("cuBLASLt ") + call + " failed: " + api.cublasLtGetStatusString(st);
-  if (st == CUBLAS_STATUS_ALLOC_FAILED) throw out_of_memory(text);
-  if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_ARCH_MISMATCH) throw not_supported(text);
-  throw device_error(text);
+  throw_unless_success(st, "cuBLASLt", api.cublasLtGetStatusString, call);
 }
 
 std::uint32_t pow2_of(std::uint64_t v) {
@@ -140,13 +145,7 @@ cudaDataType_t data_type_of(dtype t) {
   return CUDA_R_32F;
 }
 
-void check(const cublas_api& api, cublasStatus_t st, const char* call) {
-  if (st == CUBLAS_STATUS_SUCCESS) return;
-  const std::string text = std::string("cuBLAS ") + call + " failed: " + api.cublasGetStatusString(st);
-  if (st == CUBLAS_STATUS_ALLOC_FAILED) throw out_of_memory(text);
-  if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_ARCH_MISMATCH) throw not_supported(text);
-  throw device_error(text);
-}
+void check(const cublas_api& api, cublasStatus_t st, const char* call) { throw_unless_success(st, "cuBLAS", api.cublasGetStatusString, call); }
 
 }  // namespace
 
