@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU host, from the repo root: unpack cuTENSOR (all parts must have arrived) and the
 # binaries, then run the named steps, logging under $OUT (or /tmp/out).
-#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra fam own nccl ref soak sanitize cupti ...
+#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra fam fam-tnrt fam-peers1..3 own nccl ref soak sanitize cupti ...
 set -uo pipefail
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 bash .gpu-host/unpack.sh | tail -1
@@ -64,6 +64,21 @@ for s in "$@"; do
             python3 bench/harness.py bench/suites/families.json --tnrt $bin/tnrt --reps 1 --warmups 1 --runs 3 --timeout 90 --budget ${FAM_BUDGET:-360} \
               ${FAM_ROOFLINE---roofline} ${FAM_ARGS:-} --out /tmp/fam 2>&1 | tail -60
             tar -czf $out/fam.tgz -C /tmp fam ;;
+    fam-tnrt|fam-peers1|fam-peers2|fam-peers3)
+            # The suite in one sitting in four calls of under 600 s (tnrt's three variants, then the peers
+            # in three parts; merge the four fam.tgz with bench/harness.py --merge). On 2026-12-04 tnrt
+            # took 248 s, the chain/lm/mpo/mps peers 244 s, and the other peers did not finish in 300 s.
+            peer_args="--skip-tnrt --only=torch --only=torch?graph --only=cuTensorNet --skip-peak --no-bandwidth --timeout 60"
+            case $s in
+              fam-tnrt) fa="--skip-peers --only=eager --only=compiled --only=compiled?static --timeout 60"; fb=240 ;;
+              fam-peers1) fa="$peer_args --problem=chain* --problem=lm* --problem=mpo* --problem=mps*"; fb=280 ;;
+              fam-peers2) fa="$peer_args --problem=lattice* --problem=peps* --problem=hyper* --problem=regular*"; fb=400 ;;
+              fam-peers3) fa="$peer_args --problem=reference* --problem=rqc* --problem=qaoa*"; fb=400 ;;
+            esac
+            peer_env
+            python3 bench/harness.py bench/suites/families.json --tnrt $bin/tnrt --reps 1 --warmups 1 --runs 3 --budget ${FAM_BUDGET:-$fb} \
+              $fa --out /tmp/$s 2>&1 | tail -40
+            tar -czf $out/$s.tgz -C /tmp $s ;;
     fam-static) # tnrt compiled with its inputs in the program's own buffers (variant 'compiled static'), every
             # network of the families suite, no peers (FAM_BUDGET seconds, default 240)
             python3 bench/harness.py bench/suites/families.json --tnrt $bin/tnrt --reps 1 --warmups 1 --runs 3 --timeout 90 \
