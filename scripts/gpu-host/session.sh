@@ -27,18 +27,29 @@ peer_env() {
   ln -sf "$(find /tmp/site -name 'libcutensornet.so*' | head -1)" /tmp/cq/lib64/libcutensornet.so.2
   export CUDA_HOME=/tmp/cq PYTHONPATH=/tmp/tnrt-py:/tmp/site:${PYTHONPATH:-}
 }
+# The families suite's constant fill of network $1.
+fill_of() { python3 -c "import json;s=json.load(open('bench/suites/families.json'));print(next(repr(p['fill']['value']) for p in s['problems'] if p['name']=='$1'))"; }
+# The families suite through the harness into /tmp/$1 and $out/$1.tgz: $2 its budget, the rest more options.
+run_fam() {
+  local name=$1 budget=$2; shift 2
+  peer_env
+  python3 bench/harness.py bench/suites/families.json --tnrt $bin/tnrt --reps 1 --warmups 1 --runs 3 --timeout 90 --budget $budget "$@" \
+    --out /tmp/$name 2>&1 | tail -60
+  tar -czf $out/$name.tgz -C /tmp $name
+}
 for s in "$@"; do
   echo "=== $s ($(date -u +%H:%M:%S))"
   case $s in
     env) nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv; ldd $bin/tnrt; $bin/tnrt --version ;;
-    tests) # each program's exit status decides (gtest's brief mode lists no failures at its end: a
-           # "PASSED 20 tests" line of 22 that ran once read as a pass), failures named at the end
-           # A test skipped (no cuTENSOR unpacked: the programs skip and exit 0) counts as failed here.
+    tests) # Each program's exit status decides, and the failed ones are named at the end: gtest's brief
+           # mode lists no failures in its summary ("PASSED 20 tests" after 22 ran once read as a pass).
+           # A skipped test counts as failed: without cuTENSOR unpacked the programs skip and exit 0.
            failed=""
            [[ -e /opt/tnrt-deps/lib/libcutensor.so.2 ]] || failed=" (cuTENSOR not unpacked)"
            for t in $bin/test_cuda_*; do
              echo "--- $t"; timeout 300 $t --gtest_brief=1 > /tmp/t.log 2>&1; rc=$?
              tail -25 /tmp/t.log; grep -E "^\[  FAILED  \]|^\[  SKIPPED \]" /tmp/t.log; echo "rc=$rc"
+             xz -c /tmp/t.log > $out/tests-$(basename $t).log.xz  # whole, with what each test prints
              grep -qE "^\[  SKIPPED \]" /tmp/t.log && rc=skipped
              [[ $rc == 0 ]] || failed="$failed $(basename $t)($rc)"
            done
@@ -59,11 +70,8 @@ for s in "$@"; do
             timeout 400 python3 bench/python/cotengra_bench.py --json $out/cotengra.json 2>&1 | tail -8 ;;
     fam)    # the public multi-family suite (bench/suites/families.json): tnrt and every peer, one rep,
             # the roofline of tnrt compiled (FAM_ROOFLINE= turns it off); FAM_BUDGET seconds at most (default 360)
-            peer_env
             # FAM_ARGS: more harness options, e.g. --problem 'mpo*' to run a part of the suite
-            python3 bench/harness.py bench/suites/families.json --tnrt $bin/tnrt --reps 1 --warmups 1 --runs 3 --timeout 90 --budget ${FAM_BUDGET:-360} \
-              ${FAM_ROOFLINE---roofline} ${FAM_ARGS:-} --out /tmp/fam 2>&1 | tail -60
-            tar -czf $out/fam.tgz -C /tmp fam ;;
+            run_fam fam ${FAM_BUDGET:-360} ${FAM_ROOFLINE---roofline} ${FAM_ARGS:-} ;;
     fam-tnrt|fam-peers1|fam-peers2|fam-peers3)
             # The suite in one sitting in four calls of under 600 s (tnrt's three variants, then the peers
             # in three parts; merge the four fam.tgz with bench/harness.py --merge). On 2026-12-04 tnrt
@@ -75,15 +83,10 @@ for s in "$@"; do
               fam-peers2) fa="$peer_args --problem=lattice* --problem=peps* --problem=hyper* --problem=regular*"; fb=400 ;;
               fam-peers3) fa="$peer_args --problem=reference* --problem=rqc* --problem=qaoa*"; fb=400 ;;
             esac
-            peer_env
-            python3 bench/harness.py bench/suites/families.json --tnrt $bin/tnrt --reps 1 --warmups 1 --runs 3 --budget ${FAM_BUDGET:-$fb} \
-              $fa --out /tmp/$s 2>&1 | tail -40
-            tar -czf $out/$s.tgz -C /tmp $s ;;
+            run_fam $s ${FAM_BUDGET:-$fb} $fa ;;
     fam-static) # tnrt compiled with its inputs in the program's own buffers (variant 'compiled static'), every
             # network of the families suite, no peers (FAM_BUDGET seconds, default 240)
-            python3 bench/harness.py bench/suites/families.json --tnrt $bin/tnrt --reps 1 --warmups 1 --runs 3 --timeout 90 \
-              --budget ${FAM_BUDGET:-240} --skip-peers --only "compiled static" --out /tmp/fams 2>&1 | tail -8
-            tar -czf $out/fams.tgz -C /tmp fams ;;
+            run_fam fams ${FAM_BUDGET:-240} --skip-peers --only "compiled static" ;;
     hugepath) # a path whose intermediates no device holds (cotengra's one-trial path on the QAOA network): one
             # out-of-memory line and exit 8 in both modes, no crash
             mkdir -p /tmp/hp && tar -xzf bench/results/2026-12-02-h200-branches/own-paths/paths.tgz -C /tmp/hp paths/qaoa-maxcut-n24-p4-cotengra.json
@@ -226,7 +229,7 @@ PY
     inplace) # compiled on the networks whose runs gathered the most beside their steps: inputs read in place
             # (the default once the same pointers come back) against --static-inputs, 3 warm-ups, 20 runs
             for f in chain-n12-d200-1500 chain-n8-d800-2000 chain-n30-d100-1000-shuf mps-overlap-n16-D512 lm-sliding-d2-h8-o64-b256; do
-              F=$(python3 -c "import json,sys;s=json.load(open('bench/suites/families.json'));print(next(repr(p['fill']['value']) for p in s['problems'] if p['name']=='$f'))")
+              F=$(fill_of $f)
               for v in "" "--static-inputs"; do
                 echo "--- $f compiled $v"
                 timeout 120 $bin/tnrt contract bench/suites/families/$f.json --device cuda --fill $F --mode compiled $v --warmup 3 --repeat 20 --json $out/inplace-$f${v:+-static}.json 2>&1 | grep -E "^time|^layout|tnrt:"
@@ -235,9 +238,9 @@ PY
     gemmalgos) # compiled with cuBLASLt's algorithms timed against none, on the networks whose steps are
             # GEMMs, each variant twice in turn (3 warm-ups, 20 runs each). GA_VARIANTS: "gemm-algos:min-ms ..."
             for f in ${GA_NETS:-chain-n8-d800-2000 chain-n12-d200-1500 chain-n30-d100-1000-shuf mps-overlap-n40-D384 mps-overlap-n16-D512 lattice-5x5-d16 lm-sliding-d2-h8-o64-b256 mpo-heis-L32-D128 hyper-n100-r3-e4 regular3-n160}; do
-              F=$(python3 -c "import json,sys;s=json.load(open('bench/suites/families.json'));print(next(repr(p['fill']['value']) for p in s['problems'] if p['name']=='$f'))")
+              F=$(fill_of $f)
               for r in 1 2; do
-                for v in ${GA_VARIANTS:-0:0.01 8:0.01}; do
+                for v in ${GA_VARIANTS:-0:0.05 8:0.05}; do
                   g=${v%%:*}; m=${v#*:}
                   echo "--- $f gemm-algos $g min-ms $m run $r"
                   timeout 150 $bin/tnrt contract bench/suites/families/$f.json --device cuda --fill $F --mode compiled --gemm-algos $g --gemm-algo-min-ms $m --warmup 3 --repeat 20 --json $out/ga-$f-$g-$m-$r.json 2>&1 | grep -E "^time|^kernels|^compile|tnrt:"

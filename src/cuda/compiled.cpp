@@ -24,6 +24,15 @@ std::string gib(std::size_t b) {
   return s;
 }
 std::size_t aligned(std::size_t bytes) { return (bytes + arena_alignment - 1) / arena_alignment * arena_alignment; }
+
+// The alignment of every batch's operands of a GEMM form at a, b and d: engine::alignment_of over
+// the pointers, lowered by the batch strides in bytes when batched.
+std::uint32_t gemm_alignment(const gemm_form& g, dtype t, const void* a, const void* b, const void* d) {
+  std::uintptr_t bits = engine::alignment_of(a, b, d);
+  if (g.batch > 1)
+    for (const std::int64_t s : {g.stride_x, g.stride_y, g.stride_c}) bits |= static_cast<std::uintptr_t>(s) * size_of(t);
+  return static_cast<std::uint32_t>(bits & (~bits + 1));  // the lowest set bit
+}
 }  // namespace
 
 compiled_program::compiled_program(engine& eng, const problem& p, std::size_t reserve_bytes, std::size_t limit_bytes,
@@ -522,8 +531,7 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
           o.use_gemm = true;
           ++gemm_chosen_;
           if (opt_.gemm_algo_rank >= 0) {
-            o.lt = eng_->blas()->prepare_lt(*o.gemm, type_, gemm_alignment(*o.gemm, type_, o.a, o.b, o.d), o.workspace_bytes,
-                                            opt_.gemm_algo_rank + 1);
+            o.lt = prepare_lt(o, opt_.gemm_algo_rank + 1);
             if (o.lt) {
               o.lt_algo = std::min(opt_.gemm_algo_rank, o.lt->algorithms() - 1);
               ++gemm_algos_chosen_;
@@ -882,10 +890,14 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
 // runs (cuTENSOR's plan or cuBLAS's own choice) when at least 3% faster than `best`, then the new
 // best. Why: cuBLAS's SGEMM takes the heuristic's first choice, and the chains of the suite are
 // single GEMMs of 0.1-0.2 ms where torch's graph, on the same cuBLAS, was level with tnrt.
+std::shared_ptr<const lt_matmul> compiled_program::prepare_lt(const op& o, int algos) {
+  return eng_->blas()->prepare_lt(*o.gemm, type_, gemm_alignment(*o.gemm, type_, o.a, o.b, o.d), o.workspace_bytes, algos);
+}
+
 void compiled_program::try_gemm_algos(op& o, float& best, const std::function<float(const op&)>& time_op) {
   std::shared_ptr<const lt_matmul> lt;
   try {
-    lt = eng_->blas()->prepare_lt(*o.gemm, type_, gemm_alignment(*o.gemm, type_, o.a, o.b, o.d), o.workspace_bytes, opt_.gemm_algos);
+    lt = prepare_lt(o, opt_.gemm_algos);
   } catch (const error&) {
     return;  // a descriptor could not be made: the step keeps what it has
   }
@@ -1028,8 +1040,10 @@ void compiled_program::enqueue_op(const op& o, cudaStream_t stream) {
   } else if (o.tiled) {
     launch_tiled(type_, o.tiled_rec, stream);
   } else if (o.use_gemm) {
-    // The chosen cuBLASLt algorithm when the operands are as aligned as it was chosen for (inputs
-    // read in place may not be), else cuBLAS's own choice.
+    // The chosen cuBLASLt algorithm when the operands are as aligned as it was chosen for, else
+    // cuBLAS's own choice. (Inputs read in place are 256-byte aligned, as aligned as any choice, so
+    // today this holds wherever an op's pointers move; the check keeps an algorithm off operands
+    // it was not chosen for.)
     if (o.lt && gemm_alignment(*o.gemm, type_, o.a, o.b, o.d) >= o.lt->alignment())
       o.lt->enqueue(o.lt_algo, o.a, o.b, o.d, o.workspace, o.workspace_bytes, stream);
     else

@@ -7,7 +7,6 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
-
 #include <functional>
 #include <memory>
 #include <optional>
@@ -286,6 +285,9 @@ class compiled_program {
   void enqueue_op(const op& o, cudaStream_t stream);
   void choose_kernels_by_timing(const problem& p, const step_choices& c, std::size_t reserve_bytes, std::size_t limit_bytes);
   [[nodiscard]] kernel_choice copies_choice() const;
+  /// o's GEMM form prepared for cuBLASLt with up to `algos` algorithms, in o's workspace and at its
+  /// operands' alignment (null: none offered).
+  std::shared_ptr<const lt_matmul> prepare_lt(const op& o, int algos);
   void try_gemm_algos(op& o, float& best, const std::function<float(const op&)>& time_op);
   bool try_copies(op& o, const lowered_step& low, kernel_choice how, float& best, std::size_t reserve_bytes, std::size_t limit_bytes,
                   const std::function<float(const op&)>& time_op);

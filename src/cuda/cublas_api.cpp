@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -129,10 +130,19 @@ void check_lt(const cublaslt_api& api, cublasStatus_t st, const char* call) {
   throw_unless_success(st, "cuBLASLt", api.cublasLtGetStatusString, call);
 }
 
-std::uint32_t pow2_of(std::uint64_t v) {
-  std::uint32_t a = 256;
-  while (a > 1 && v % a != 0) a /= 2;
-  return a;
+// Alpha 1 and beta 0 in the type's scale type, in host memory (read when a call is enqueued).
+std::pair<const void*, const void*> one_and_zero(dtype t) {
+  static const float f[2] = {1, 0};
+  static const double d[2] = {1, 0};
+  static const cuComplex c[2] = {{1, 0}, {0, 0}};
+  static const cuDoubleComplex z[2] = {{1, 0}, {0, 0}};
+  switch (t) {
+    case dtype::f32: return {&f[0], &f[1]};
+    case dtype::f64: return {&d[0], &d[1]};
+    case dtype::c64: return {&c[0], &c[1]};
+    case dtype::c128: return {&z[0], &z[1]};
+  }
+  return {&f[0], &f[1]};
 }
 
 cudaDataType_t data_type_of(dtype t) {
@@ -161,19 +171,8 @@ const cublaslt_api* cublaslt() {
   return l.ok ? &l.api : nullptr;
 }
 
-std::uint32_t gemm_alignment(const gemm_form& g, dtype t, const void* a, const void* b, const void* d) {
-  std::uint32_t al = 256;
-  for (const void* p : {a, b, d})
-    if (p != nullptr) al = std::min(al, pow2_of(reinterpret_cast<std::uintptr_t>(p)));
-  if (g.batch > 1) {
-    const auto elem = static_cast<std::uint64_t>(size_of(t));
-    for (const std::int64_t s : {g.stride_x, g.stride_y, g.stride_c}) al = std::min(al, pow2_of(static_cast<std::uint64_t>(s) * elem));
-  }
-  return al;
-}
-
-lt_matmul::lt_matmul(const cublaslt_api& api, cublasLtHandle_t handle, const gemm_form& g, dtype t, bool tf32)
-    : api_(&api), handle_(handle), g_(g), type_(t) {
+lt_matmul::lt_matmul(const cublaslt_api& api, cublasLtHandle_t handle, const gemm_form& g, dtype t, bool tf32, std::uint32_t alignment)
+    : api_(&api), handle_(handle), g_(g), type_(t), alignment_(alignment) {
   const bool wide = t == dtype::f64 || t == dtype::c128;
   const cublasComputeType_t compute = wide ? CUBLAS_COMPUTE_64F : (tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
   const cudaDataType_t data = data_type_of(t);
@@ -217,21 +216,8 @@ void lt_matmul::enqueue(int i, const void* a, const void* b, void* d, void* work
   const void* x = g_.swapped ? b : a;
   const void* y = g_.swapped ? a : b;
   const cublasLtMatmulAlgo_t* algo = &algos_.at(static_cast<std::size_t>(i));
-  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-  if (type_ == dtype::f32) {
-    const float one = 1, zero = 0;
-    st = api_->cublasLtMatmul(handle_, desc_, &one, x, x_, y, y_, &zero, d, c_, d, c_, algo, workspace, workspace_bytes, stream);
-  } else if (type_ == dtype::f64) {
-    const double one = 1, zero = 0;
-    st = api_->cublasLtMatmul(handle_, desc_, &one, x, x_, y, y_, &zero, d, c_, d, c_, algo, workspace, workspace_bytes, stream);
-  } else if (type_ == dtype::c64) {
-    const cuComplex one{1, 0}, zero{0, 0};
-    st = api_->cublasLtMatmul(handle_, desc_, &one, x, x_, y, y_, &zero, d, c_, d, c_, algo, workspace, workspace_bytes, stream);
-  } else {
-    const cuDoubleComplex one{1, 0}, zero{0, 0};
-    st = api_->cublasLtMatmul(handle_, desc_, &one, x, x_, y, y_, &zero, d, c_, d, c_, algo, workspace, workspace_bytes, stream);
-  }
-  check_lt(*api_, st, "Matmul");
+  const auto [one, zero] = one_and_zero(type_);
+  check_lt(*api_, api_->cublasLtMatmul(handle_, desc_, one, x, x_, y, y_, zero, d, c_, d, c_, algo, workspace, workspace_bytes, stream), "Matmul");
 }
 
 blas_handle::blas_handle(bool tf32) : api_(cublas()), tf32_(tf32) {
@@ -259,8 +245,7 @@ std::shared_ptr<const lt_matmul> blas_handle::prepare_lt(const gemm_form& g, dty
     if (lt->cublasLtCreate(&lt_) != CUBLAS_STATUS_SUCCESS) lt_ = nullptr;
   }
   if (lt_ == nullptr) return nullptr;
-  std::shared_ptr<lt_matmul> m(new lt_matmul(*lt, lt_, g, t, tf32_));
-  m->alignment_ = alignment;
+  std::shared_ptr<lt_matmul> m(new lt_matmul(*lt, lt_, g, t, tf32_, alignment));
   cublasLtMatmulPreference_t pref = nullptr;
   check_lt(*lt, lt->cublasLtMatmulPreferenceCreate(&pref), "MatmulPreferenceCreate");
   std::vector<cublasLtMatmulHeuristicResult_t> found(static_cast<std::size_t>(max_algos));

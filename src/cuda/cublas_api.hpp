@@ -66,10 +66,6 @@ std::string cublas_unavailable_reason();
 /// loaded (libcublasLt.so.13 in its folder, then by name); null when none loads. Never throws.
 const cublaslt_api* cublaslt();
 
-/// The largest power of two (at most 256) that divides every address the GEMM form touches at its
-/// operands' starts: the pointers a, b and d and, when batched, each batch stride in bytes.
-std::uint32_t gemm_alignment(const gemm_form& g, dtype t, const void* a, const void* b, const void* d);
-
 /// One GEMM form prepared for cuBLASLt: its descriptors, and the algorithms cuBLASLt's heuristic
 /// ranks first for it (at most `max_algos`, each needing at most `max_workspace` bytes and at most
 /// `alignment`), to be timed by a compiled program. Made by blas_handle::prepare_lt.
@@ -86,13 +82,13 @@ class lt_matmul {
 
  private:
   friend class blas_handle;
-  lt_matmul(const cublaslt_api& api, cublasLtHandle_t handle, const gemm_form& g, dtype t, bool tf32);
+  lt_matmul(const cublaslt_api& api, cublasLtHandle_t handle, const gemm_form& g, dtype t, bool tf32, std::uint32_t alignment);
   void release() noexcept;
   const cublaslt_api* api_;
   cublasLtHandle_t handle_;
   gemm_form g_;
   dtype type_;
-  std::uint32_t alignment_ = 0;
+  std::uint32_t alignment_;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t x_ = nullptr, y_ = nullptr, c_ = nullptr;
   std::vector<cublasLtMatmulAlgo_t> algos_;

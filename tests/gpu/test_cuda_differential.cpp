@@ -658,8 +658,8 @@ TEST_F(Differential, CompiledGemmAlgosMatchCpu) {
 // same pointers are what it reads (a graph that still gathered, or read stale copies, fails the
 // check); other pointers go back to the gather, and the first pointers' graph serves again. Trees
 // whose fused launch reads inputs keep the gather; trees without fusion read in place, in every
-// dtype, the concurrent capture asked for on trees of 8 tensors and more (whether it took several
-// lanes there is not asserted). Every result against the CPU engine.
+// dtype, the concurrent capture asked for on trees of 8 tensors and more; a balanced tree of eight
+// matrices must take several lanes in its in-place capture. Every result against the CPU engine.
 TEST_F(Differential, CompiledReadsInputsInPlace) {
   struct dev {
     void* ptr = nullptr;
