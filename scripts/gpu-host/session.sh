@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU host, from the repo root: unpack cuTENSOR (all parts must have arrived) and the
 # binaries, then run the named steps, logging under $OUT (or /tmp/out).
-#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra fam fam-tnrt fam-peers1..3 own nccl ref soak sanitize cupti ...
+#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra fam fam-tnrt fam-peers1..3 fam-roof fam-tf32 own nccl ref soak sanitize cupti ...
 set -uo pipefail
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 bash .gpu-host/unpack.sh | tail -1
@@ -84,6 +84,17 @@ for s in "$@"; do
               fam-peers3) fa="$peer_args --problem=reference* --problem=rqc* --problem=qaoa*"; fb=400 ;;
             esac
             run_fam $s ${FAM_BUDGET:-$fb} $fa ;;
+    fam-roof) # where compiled's time goes on the suite's eleven memory-bound networks (a step profile each,
+            # bench/roofline.py); its own folder, not merged into the table's times
+            run_fam fam-roof ${FAM_BUDGET:-150} --skip-peers --only=compiled --roofline --timeout 60 \
+              --problem='reference*' --problem='rqc-4x5-c14-amp' --problem='rqc-5x6*' --problem='qaoa-maxcut-n24-p4' \
+              --problem='qaoa-zz*' --problem='regular3-n130' --problem='regular4*' --problem='hyper-n90*' \
+              --problem='lattice-10x10-d4' --problem='peps*' --problem='mpo-heis-L40*' ;;
+    fam-tf32) # the reduced-precision row: tnrt compiled at --precision tf32 beside JAX's default precision
+            # (TF32 on the H200) and JAX at 'highest', on the five networks the suite gives JAX's default
+            run_fam fam-tf32 ${FAM_BUDGET:-240} --only='compiled tf32' --only='jax*' --skip-peak --no-bandwidth --timeout 90 \
+              --problem='chain-n8-d800-2000' --problem='lm-first-last-d2-h8-o64' --problem='lattice-5x5-d16' \
+              --problem='mps-overlap-n40-D384' --problem='lm-sliding-d2-h8-o64-b256' ;;
     fam-static) # tnrt compiled with its inputs in the program's own buffers (variant 'compiled static'), every
             # network of the families suite, no peers (FAM_BUDGET seconds, default 240)
             run_fam fams ${FAM_BUDGET:-240} --skip-peers --only "compiled static" ;;
