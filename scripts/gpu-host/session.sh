@@ -29,6 +29,11 @@ peer_env() {
 }
 # The families suite's constant fill of network $1.
 fill_of() { python3 -c "import json;s=json.load(open('bench/suites/families.json'));print(next(repr(p['fill']['value']) for p in s['problems'] if p['name']=='$1'))"; }
+# One '--problem=NAME' a line for each network of the families suite that its peer $1 runs (its problems,
+# less its skip_problems), for a step that runs a variant beside that peer on the peer's own networks.
+problems_of() { python3 -c "import fnmatch as f,json,sys;s=json.load(open('bench/suites/families.json'));v=next(v for v in s['peers'] if v['name']==sys.argv[1])
+m=lambda n,k:any(f.fnmatch(n,g) for g in v.get(k,[]))
+print('\n'.join('--problem='+p['name'] for p in s['problems'] if m(p['name'],'problems') and not m(p['name'],'skip_problems')))" "$1"; }
 # The families suite through the harness into /tmp/$1 and $out/$1.tgz: $2 its budget, the rest more options.
 run_fam() {
   local name=$1 budget=$2; shift 2
@@ -91,10 +96,10 @@ for s in "$@"; do
               --problem='qaoa-zz*' --problem='regular3-n130' --problem='regular4*' --problem='hyper-n90*' \
               --problem='lattice-10x10-d4' --problem='peps*' --problem='mpo-heis-L40*' ;;
     fam-tf32) # the reduced-precision row: tnrt compiled at --precision tf32 beside JAX's default precision
-            # (TF32 on the H200) and JAX at 'highest', on the five networks the suite gives JAX's default
-            run_fam fam-tf32 ${FAM_BUDGET:-240} --only='compiled tf32' --only='jax*' --skip-peak --no-bandwidth --timeout 90 \
-              --problem='chain-n8-d800-2000' --problem='lm-first-last-d2-h8-o64' --problem='lattice-5x5-d16' \
-              --problem='mps-overlap-n40-D384' --problem='lm-sliding-d2-h8-o64-b256' ;;
+            # (TF32 on the H200) and JAX at 'highest', on the networks the suite gives JAX's default
+            mapfile -t tf32_nets < <(problems_of 'jax default (TF32)')
+            (( ${#tf32_nets[@]} )) || { echo "fam-tf32: the suite has no peer 'jax default (TF32)'"; continue; }
+            run_fam fam-tf32 ${FAM_BUDGET:-240} --only='compiled tf32' --only='jax*' --skip-peak --no-bandwidth --timeout 90 "${tf32_nets[@]}" ;;
     fam-static) # tnrt compiled with its inputs in the program's own buffers (variant 'compiled static'), every
             # network of the families suite, no peers (FAM_BUDGET seconds, default 240)
             run_fam fams ${FAM_BUDGET:-240} --skip-peers --only "compiled static" ;;
