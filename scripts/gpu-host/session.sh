@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU host, from the repo root: unpack cuTENSOR (all parts must have arrived) and the
 # binaries, then run the named steps, logging under $OUT (or /tmp/out).
-#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra fam fam-tnrt fam-peers1..3 fam-roof fam-tf32 own nccl ref soak sanitize cupti ...
+#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra fam fam-tnrt fam-peers1..3 fam-roof fam-tf32 fam-jax fam-miss own nccl ref soak sanitize cupti ...
 set -uo pipefail
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 bash .gpu-host/unpack.sh | tail -1
@@ -100,6 +100,15 @@ for s in "$@"; do
             mapfile -t tf32_nets < <(problems_of 'jax default (TF32)')
             (( ${#tf32_nets[@]} )) || { echo "fam-tf32: the suite has no peer 'jax default (TF32)'"; continue; }
             run_fam fam-tf32 ${FAM_BUDGET:-240} --only='compiled tf32' --only='jax*' --skip-peak --no-bandwidth --timeout 90 "${tf32_nets[@]}" ;;
+    fam-jax) # JAX jit at 'highest' (full precision) on the networks the suite gives it, beside tnrt compiled
+            # in the same sitting (the four-call suite leaves JAX out: its compiles do not fit the budgets)
+            mapfile -t jax_nets < <(problems_of 'jax highest')
+            (( ${#jax_nets[@]} )) || { echo "fam-jax: the suite has no peer 'jax highest'"; continue; }
+            run_fam fam-jax ${FAM_BUDGET:-420} --only=compiled --only='jax highest' --timeout 90 "${jax_nets[@]}" ;;
+    fam-miss) # the suite's two missed targets again, with tnrt's step profile: chain-n12 (compiled behind
+            # torch's graph) and lm-sliding-d2 (eager behind torch eager)
+            run_fam fam-miss ${FAM_BUDGET:-150} --only=eager --only=compiled --only=torch --only='torch?graph' --roofline \
+              --timeout 60 --problem=chain-n12-d200-1500 --problem=lm-sliding-d2-h8-o64-b256 ;;
     fam-static) # tnrt compiled with its inputs in the program's own buffers (variant 'compiled static'), every
             # network of the families suite, no peers (FAM_BUDGET seconds, default 240)
             run_fam fams ${FAM_BUDGET:-240} --skip-peers --only "compiled static" ;;
