@@ -87,6 +87,12 @@ struct options {
   std::int64_t fuse_max_elements = 1024;
   /// Large x small steps (src/core/tiled.hpp) through tnrt's tiled streaming kernel.
   kernel_choice tiled_kernel = kernel_choice::automatic;
+  /// Compiled: a step whose result is one element (a closed network's last step) of at least
+  /// full_dot_min_terms terms is also timed through tnrt's full-contraction kernel
+  /// (src/core/full_dot.hpp) and runs there when 3% faster than the library (`automatic`, the
+  /// default); `always`: there wherever it applies (tests); `never`: the library only.
+  kernel_choice full_dot = kernel_choice::automatic;
+  std::int64_t full_dot_min_terms = 1024;
   std::int64_t tiled_min_elements = 1 << 16;  // results smaller than this stay with cuTENSOR
   /// Plans by rule (eager): the tiled kernel only on a step of at most this many multiply-adds
   /// per element it streams, k_count x |D| / (|D| + |Big|); past that the step is compute-bound

@@ -91,7 +91,8 @@ for s in "$@"; do
             run_fam $s ${FAM_BUDGET:-$fb} $fa ;;
     fam-roof) # where compiled's time goes on the suite's eleven memory-bound networks (a step profile each,
             # bench/roofline.py); its own folder, not merged into the table's times
-            run_fam fam-roof ${FAM_BUDGET:-150} --skip-peers --only=compiled --roofline --timeout 60 \
+            # beside it the A/B of the full-contraction kernel (variant "compiled dot off": the last step on cuTENSOR)
+            run_fam fam-roof ${FAM_BUDGET:-240} --skip-peers --only=compiled --only="compiled dot off" --roofline --timeout 60 \
               --problem='reference*' --problem='rqc-4x5-c14-amp' --problem='rqc-5x6*' --problem='qaoa-maxcut-n24-p4' \
               --problem='qaoa-zz*' --problem='regular3-n130' --problem='regular4*' --problem='hyper-n90*' \
               --problem='lattice-10x10-d4' --problem='peps*' --problem='mpo-heis-L40*' ;;

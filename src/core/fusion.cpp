@@ -1,9 +1,11 @@
 #include "core/fusion.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <complex>
 #include <limits>
 
+#include "core/small_step_index.hpp"
 #include "tnrt/tensor.hpp"
 
 namespace tnrt {
@@ -129,6 +131,23 @@ bool describe_small_step(const lowered_step& s, const void* a, const void* b, vo
   if (out_count > limit || sum_count > limit) return false;
   r.out_count = static_cast<std::int32_t>(out_count);
   r.sum_count = static_cast<std::int32_t>(sum_count);
+  // Power-of-two extents: each mode's digit is a shift and a mask (small_step_index.hpp).
+  const auto shifts_of = [](const std::int32_t* extent, int n, std::uint8_t* shift) {
+    int bits = 0;
+    for (int i = n - 1; i >= 0; --i) {
+      const auto e = static_cast<std::uint32_t>(extent[i]);
+      if (!std::has_single_bit(e)) return false;
+      shift[i] = static_cast<std::uint8_t>(bits);
+      bits += std::countr_zero(e);
+    }
+    return true;
+  };
+  if (shifts_of(r.out_extent, r.n_out, r.out_shift) && shifts_of(r.sum_extent, r.n_sum, r.sum_shift)) {
+    r.pow2 = 1;
+  } else {
+    std::fill(std::begin(r.out_shift), std::end(r.out_shift), std::uint8_t{0});
+    std::fill(std::begin(r.sum_shift), std::end(r.sum_shift), std::uint8_t{0});
+  }
   out = r;
   return true;
 }
@@ -140,27 +159,12 @@ void evaluate_small_step(const small_step_record& r) {
   T* d = static_cast<T*>(r.d);
   for (std::int32_t o = 0; o < r.out_count; ++o) {
     std::int64_t ao = 0, bo = 0, dof = 0;
-    std::int32_t rest = o;
-    for (std::int32_t i = r.n_out - 1; i >= 0; --i) {
-      const auto u = static_cast<std::size_t>(i);
-      const std::int32_t x = rest % r.out_extent[u];
-      rest /= r.out_extent[u];
-      ao += static_cast<std::int64_t>(x) * r.out_a[u];
-      bo += static_cast<std::int64_t>(x) * r.out_b[u];
-      dof += static_cast<std::int64_t>(x) * r.out_d[u];
-    }
+    small_step_index::out_offsets(r, o, ao, bo, dof);
     T acc{};
     for (std::int32_t k = 0; k < r.sum_count; ++k) {
-      std::int64_t ak = ao, bk = bo;
-      std::int32_t rk = k;
-      for (std::int32_t i = r.n_sum - 1; i >= 0; --i) {
-        const auto u = static_cast<std::size_t>(i);
-        const std::int32_t x = rk % r.sum_extent[u];
-        rk /= r.sum_extent[u];
-        ak += static_cast<std::int64_t>(x) * r.sum_a[u];
-        bk += static_cast<std::int64_t>(x) * r.sum_b[u];
-      }
-      acc += b != nullptr ? a[ak] * b[bk] : a[ak];
+      std::int64_t ak = 0, bk = 0;
+      small_step_index::sum_offsets(r, k, ak, bk);
+      acc += b != nullptr ? a[ao + ak] * b[bo + bk] : a[ao + ak];
     }
     d[dof] = acc;
   }

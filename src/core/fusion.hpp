@@ -52,6 +52,12 @@ struct small_step_record {
   std::int32_t out_extent[small_step_max_modes] = {}, out_a[small_step_max_modes] = {}, out_b[small_step_max_modes] = {},
                out_d[small_step_max_modes] = {};
   std::int32_t sum_extent[small_step_max_modes] = {}, sum_a[small_step_max_modes] = {}, sum_b[small_step_max_modes] = {};
+  /// Nonzero when every extent is a power of two: then a mode's index is (i >> shift) & (extent - 1),
+  /// i the output (or summed) position and shift the bits of the modes after it, and neither
+  /// evaluator divides (an integer division is about 20 instructions on the GPU, and these steps are
+  /// nearly all index arithmetic). small_step_index.hpp holds the decode for both evaluators.
+  std::int32_t pow2 = 0;
+  std::uint8_t out_shift[small_step_max_modes] = {}, sum_shift[small_step_max_modes] = {};
 };
 
 /// False (record untouched) when the step does not fit a record (too many modes, a stride or count

@@ -10,6 +10,7 @@
 #include "core/step_graph.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/eager.hpp"
+#include "cuda/full_dot.hpp"
 #include "cuda/small_steps.hpp"
 #include "cuda/tiled.hpp"
 #include "tnrt/errors.hpp"
@@ -54,7 +55,8 @@ compiled_program::compiled_program(engine& eng, const problem& p, std::size_t re
   build_ops(p, choices, lay);
   critical_ops_ = static_cast<int>(ops_.size());  // one chain, until plan_lanes says otherwise
   if (tiled_choice_automatic_ || opt_.library_algos == kernel_choice::automatic || (gemm_candidates_ > 0 && opt_.gemm_lowering == kernel_choice::automatic) ||
-      (opt_.jit_steps > 0 && !opt_.jit) || copies_choice() != kernel_choice::never)
+      (opt_.jit_steps > 0 && !opt_.jit) || copies_choice() != kernel_choice::never ||
+      (!dot_steps_.empty() && opt_.full_dot == kernel_choice::automatic))
     choose_kernels_by_timing(p, choices, reserve_bytes, limit_bytes);
   place_copies();
   if (opt_.use_graph) capture();
@@ -393,6 +395,18 @@ compiled_program::layout compiled_program::plan_buffers(const problem& p, const 
   }
   // The fused launch's records and subtree offsets, in one table.
   if (fused) table_bytes_ = fusion_.absorbed.size() * sizeof(small_step_record) + fusion_.subtree_begin.size() * sizeof(int);
+  // After them, the scratch of each full contraction (options::full_dot): its partial sums and counter.
+  dot_steps_.clear();
+  if (opt_.full_dot != kernel_choice::never) {
+    for (int kk : fusion_.library_steps) {
+      const auto k = static_cast<std::size_t>(kk);
+      if (!plans_[k] || choices.plan.kernel[k] == step_kernel::tiled) continue;
+      full_dot_record r;
+      if (describe_full_dot(choices.plan.lowered[k], r) && r.count >= opt_.full_dot_min_terms) dot_steps_.push_back(kk);
+    }
+  }
+  dot_offset_ = aligned(fused ? table_bytes_ : 0);
+  if (!dot_steps_.empty()) table_bytes_ = dot_offset_ + dot_steps_.size() * full_dot_scratch_bytes(elem);
   input_bytes_.resize(n);
   l.input_offsets.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -522,6 +536,20 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
       }
     }
     o.step = kk;
+    // The step as a full contraction (tnrt's kernel), when it is one: timed against the plan, or
+    // taken (`always`). Its scratch's counter starts at zero.
+    if (const auto it = std::find(dot_steps_.begin(), dot_steps_.end(), kk); it != dot_steps_.end()) {
+      full_dot_record r;
+      if (describe_full_dot(c.plan.lowered[k], r)) {
+        o.dot = r;
+        o.dot_scratch = static_cast<unsigned char*>(table_.get()) + dot_offset_ + static_cast<std::size_t>(it - dot_steps_.begin()) * full_dot_scratch_bytes(elem);
+        reset_full_dot_scratch(type_, o.dot_scratch, eng_->stream());
+        if (opt_.full_dot == kernel_choice::always) {
+          o.use_dot = true;
+          ++dots_chosen_;
+        }
+      }
+    }
     // The step as one GEMM (cuBLAS), when it is one: timed against the plan, or taken (`always`).
     if (o.plan) {
       o.gemm = gemm_candidate(c.plan.lowered[k]);
@@ -544,6 +572,7 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
     op_steps_.push_back(kk);
   }
   plans_.clear();  // the ops hold what they use
+  if (!dot_steps_.empty()) TNRT_CUDA(cudaStreamSynchronize(eng_->stream()));  // the counters' reset, before any run
 }
 
 // 6. Capture once, after every plan exists (no plan creation, allocation or event polling inside).
@@ -787,7 +816,8 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
     const lowered_step& low = c.plan.lowered[static_cast<std::size_t>(o.step)];
     if (low.kind != lowered_kind::contraction) continue;
     const bool gemm = time_gemm && o.gemm.has_value();
-    if (!time_algos && !gemm && (opt_.jit_steps <= 0 || opt_.jit) && copies == kernel_choice::never) continue;
+    const bool dot = o.dot.has_value() && opt_.full_dot == kernel_choice::automatic;
+    if (!time_algos && !gemm && (opt_.jit_steps <= 0 || opt_.jit) && copies == kernel_choice::never && !dot) continue;
     float best = 0;
     if (copies == kernel_choice::always && try_copies(o, low, copies, best, reserve_bytes, limit_bytes, time_op)) continue;
     best = time_op(o);
@@ -846,6 +876,7 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
     }
     if (gemm && opt_.gemm_algos > 0 && best >= opt_.gemm_algo_min_ms) try_gemm_algos(o, best, time_op);
     if (copies == kernel_choice::automatic) (void)try_copies(o, low, copies, best, reserve_bytes, limit_bytes, time_op);
+    if (dot) try_full_dot(o, best, time_op);
     if (best >= jit_min_ms) timed.emplace_back(best, &o);
   }
 
@@ -865,13 +896,14 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
     }
     if (alt->workspace_bytes() > o.workspace_bytes) continue;
     const std::shared_ptr<device::library_plan> kept_plan = o.plan;
-    const bool kept_gemm = o.use_gemm, kept_copies = o.use_copies;
+    const bool kept_gemm = o.use_gemm, kept_copies = o.use_copies, kept_dot = o.use_dot;
     o.plan = alt;
-    o.use_gemm = o.use_copies = false;
+    o.use_gemm = o.use_copies = o.use_dot = false;
     const float t = time_op(o);
     if (t < best * 0.97F) {
       o.jit = true;
       ++jit_chosen_;
+      if (kept_dot) --dots_chosen_;
       if (kept_copies) --copies_chosen_;
       if (kept_gemm) --gemm_chosen_;
       if (o.lt) --gemm_algos_chosen_;
@@ -881,7 +913,36 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
       o.plan = kept_plan;
       o.use_gemm = kept_gemm;
       o.use_copies = kept_copies;
+      o.use_dot = kept_dot;
     }
+  }
+}
+
+// The step through tnrt's full-contraction kernel, kept when at least 3% faster than `best` (what
+// the step runs after the other timings, then the new best); a cuBLAS form or copies it replaces
+// are dropped.
+void compiled_program::try_full_dot(op& o, float& best, const std::function<float(const op&)>& time_op) {
+  o.use_dot = true;
+  float t = 1e30F;
+  try {
+    t = time_op(o);
+  } catch (const error&) {
+    (void)cudaGetLastError();  // the launch failed: the step keeps what it had
+  }
+  o.use_dot = t < best * 0.97F;
+  if (!o.use_dot) return;
+  ++dots_chosen_;
+  best = t;
+  if (o.use_gemm) {
+    --gemm_chosen_;
+    if (o.lt) --gemm_algos_chosen_;
+    o.use_gemm = false;
+    o.lt.reset();
+    o.lt_algo = -1;
+  }
+  if (o.use_copies) {
+    --copies_chosen_;
+    o.drop_copies();
   }
 }
 
@@ -1039,6 +1100,8 @@ void compiled_program::enqueue_op(const op& o, cudaStream_t stream) {
     launch_small_steps(type_, o.fused_records, o.fused_begin, o.fused_subtrees, stream);
   } else if (o.tiled) {
     launch_tiled(type_, o.tiled_rec, stream);
+  } else if (o.use_dot) {
+    launch_full_dot(type_, *o.dot, o.a, o.b, o.d, o.dot_scratch, stream);
   } else if (o.use_gemm) {
     // The chosen cuBLASLt algorithm when the operands are as aligned as it was chosen for, else
     // cuBLAS's own choice. (Inputs read in place are 256-byte aligned, as aligned as any choice, so
@@ -1089,6 +1152,7 @@ compiled_program::lane_capture compiled_program::plan_lanes() {
     x.reads = {range(o.a, o.a_bytes), range(o.b, o.b_bytes)};
     x.writes = {range(o.d, o.d_bytes), range(o.workspace, o.workspace_bytes)};
     if (o.use_copies) x.writes.push_back(range(copies_.get(), copies_bytes_));  // the shared scratch
+    if (o.use_dot) x.writes.push_back(range(o.dot_scratch, full_dot_scratch_bytes(size_of(type_))));  // its own
   }
   lane_capture c;
   c.schedule = schedule_lanes(op_dependencies(access), max_lanes);
@@ -1143,7 +1207,7 @@ std::vector<std::string> compiled_program::op_kernels() const {
       s += r.vec_kind == tiled_run_values ? " runs-values" : r.vec_kind == tiled_run_coefs ? " runs-coefs" : r.reuse != 0 ? " reuse" : "";
       out.push_back(s);
     } else {
-      out.emplace_back(o.use_gemm ? "cublas" : o.use_copies ? "cublas copies" : o.jit ? "library jit" : o.plan ? "library" : "copy");
+      out.emplace_back(o.use_dot ? "dot" : o.use_gemm ? "cublas" : o.use_copies ? "cublas copies" : o.jit ? "library jit" : o.plan ? "library" : "copy");
     }
   }
   return out;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/full_dot.hpp"
 #include "core/fusion.hpp"
 #include "core/gemm_lowering.hpp"
 #include "core/step_graph.hpp"
@@ -150,6 +151,10 @@ class compiled_program {
   /// left them the plan's), and library steps that run a JIT plan timing chose (options::jit_steps).
   [[nodiscard]] int gemm_workspaces() const noexcept { return gemm_workspaces_; }
   [[nodiscard]] int jit_chosen() const noexcept { return jit_chosen_; }
+  /// Steps whose result is one element that run through tnrt's full-contraction kernel
+  /// (options::full_dot: timed faster, or `always`), of the candidates.
+  [[nodiscard]] int dots_chosen() const noexcept { return dots_chosen_; }
+  [[nodiscard]] int dot_candidates() const noexcept { return static_cast<int>(dot_steps_.size()); }
   /// Library steps that run as copies and one cuBLAS GEMM (options::gemm_copies), and the bytes of
   /// the scratch they share.
   [[nodiscard]] int copies_chosen() const noexcept { return copies_chosen_; }
@@ -223,6 +228,11 @@ class compiled_program {
       use_copies = false;
     }
     bool jit = false;               // the plan is a cuTENSOR JIT plan that timing chose (options::jit_steps)
+    /// The step as a full contraction (its result one element; options::full_dot), its scratch (in
+    /// table_, one per such op), and whether it runs there instead of the plan.
+    std::optional<full_dot_record> dot;
+    void* dot_scratch = nullptr;
+    bool use_dot = false;
     const small_step_record* fused_records = nullptr;  // the fused launch of absorbed small steps
     const int* fused_begin = nullptr;
     int fused_subtrees = 0;
@@ -289,6 +299,7 @@ class compiled_program {
   /// operands' alignment (null: none offered).
   std::shared_ptr<const lt_matmul> prepare_lt(const op& o, int algos);
   void try_gemm_algos(op& o, float& best, const std::function<float(const op&)>& time_op);
+  void try_full_dot(op& o, float& best, const std::function<float(const op&)>& time_op);
   bool try_copies(op& o, const lowered_step& low, kernel_choice how, float& best, std::size_t reserve_bytes, std::size_t limit_bytes,
                   const std::function<float(const op&)>& time_op);
   /// Sets o.copies to `form` (a GEMM with copies of `low`), makes the copies' plans and sums their
@@ -316,8 +327,11 @@ class compiled_program {
   device::pool_block arena_;
   device::pool_block scratch_;    // absorbed small steps' intermediates
   std::size_t scratch_bytes_ = 0;
-  device::pool_block table_;      // their records and subtree offsets
+  device::pool_block table_;      // their records and subtree offsets, then the full dots' scratch
   std::size_t table_bytes_ = 0;
+  std::vector<int> dot_steps_;    // library steps that are full contractions (options::full_dot)
+  std::size_t dot_offset_ = 0;    // where their scratch starts in table_, one full_dot_scratch_bytes each
+  int dots_chosen_ = 0;
   fusion_plan fusion_;
   std::vector<int> op_steps_;
   int kernel_ranks_chosen_ = 0, kernel_rank_trials_ = 0;  // options::kernel_ranks

@@ -1,8 +1,10 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_complex.cuh"
 #include "cuda/small_steps.hpp"
+#include "core/small_step_index.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace tnrt::cuda {
 namespace {
@@ -11,48 +13,46 @@ namespace {
 // these tiny steps do not need. Layout matches std::complex (real, imaginary).
 constexpr int block_threads = 256;
 
-// D[o] = sum_k A[a(o,k)] * B[b(o,k)], exactly as evaluate_small_step on the host.
+// D[o] = sum_k A[a(o,k)] * B[b(o,k)], exactly as evaluate_small_step on the host (the same index
+// arithmetic: small_step_index.hpp). The steps of a subtree depend on each other, hence a barrier
+// after each. The next step's record is loaded into registers while the current one runs and
+// stored into the other of two shared copies before that barrier, so a step waits on no record
+// load; one barrier a step.
 template <class T>
 __device__ void fused_small_steps_body(const small_step_record* records, int first, int last) {
-  __shared__ small_step_record r;
+  constexpr int words = static_cast<int>(sizeof(small_step_record) / sizeof(int));
+  static_assert(words <= block_threads, "each thread moves at most one word of a record");
+  __shared__ small_step_record buf[2];
+  const int t = static_cast<int>(threadIdx.x);
+  if (first < last && t < words) reinterpret_cast<int*>(&buf[0])[t] = reinterpret_cast<const int*>(records + first)[t];
+  __syncthreads();
+  int cur = 0;
   for (int s = first; s < last; ++s) {
-    // One copy of the record per block; the steps of a subtree depend on each other, hence the barriers.
-    constexpr int words = static_cast<int>(sizeof(small_step_record) / sizeof(int));
-    for (int i = threadIdx.x; i < words; i += blockDim.x)
-      reinterpret_cast<int*>(&r)[i] = reinterpret_cast<const int*>(records + s)[i];
-    __syncthreads();
+    const small_step_record& r = buf[cur];
+    const bool more = s + 1 < last;
+    int next = 0;
+    if (more && t < words) next = reinterpret_cast<const int*>(records + s + 1)[t];  // in flight during the step
     const T* a = static_cast<const T*>(r.a);
     const T* b = static_cast<const T*>(r.b);
     T* d = static_cast<T*>(r.d);
-    for (int o = threadIdx.x; o < r.out_count; o += blockDim.x) {
-      long long ao = 0, bo = 0, dof = 0;
-      int rest = o;
-      for (int i = r.n_out - 1; i >= 0; --i) {
-        const int x = rest % r.out_extent[i];
-        rest /= r.out_extent[i];
-        ao += static_cast<long long>(x) * r.out_a[i];
-        bo += static_cast<long long>(x) * r.out_b[i];
-        dof += static_cast<long long>(x) * r.out_d[i];
-      }
+    for (int o = t; o < r.out_count; o += blockDim.x) {
+      std::int64_t ao = 0, bo = 0, dof = 0;
+      small_step_index::out_offsets(r, o, ao, bo, dof);
       T acc{};
       for (int k = 0; k < r.sum_count; ++k) {
-        long long ak = ao, bk = bo;
-        int rk = k;
-        for (int i = r.n_sum - 1; i >= 0; --i) {
-          const int x = rk % r.sum_extent[i];
-          rk /= r.sum_extent[i];
-          ak += static_cast<long long>(x) * r.sum_a[i];
-          bk += static_cast<long long>(x) * r.sum_b[i];
-        }
+        std::int64_t ak = 0, bk = 0;
+        small_step_index::sum_offsets(r, k, ak, bk);
         if (b != nullptr) {
-          acc += a[ak] * b[bk];
+          acc += a[ao + ak] * b[bo + bk];
         } else {
-          acc += a[ak];
+          acc += a[ao + ak];
         }
       }
       d[dof] = acc;
     }
+    if (more && t < words) reinterpret_cast<int*>(&buf[cur ^ 1])[t] = next;  // last read a step ago
     __syncthreads();
+    cur ^= 1;
   }
 }
 

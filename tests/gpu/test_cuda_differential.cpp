@@ -582,6 +582,69 @@ TEST_F(Differential, CompiledGemmLoweringBatchedChain) {
   }
 }
 
+// The full-contraction kernel (options::full_dot): networks whose last step's result is one
+// element, its operands alike (dense, the same order: one block of terms), in other orders (the
+// index decode), with extents not powers of two (the division decode), and large enough for a grid
+// of hundreds of blocks whose partial sums the last block adds. `always` runs the kernel there and
+// must match the CPU engine in all four types; a second run on new values must match again (the
+// counter the kernel resets, no stale partial sums), on the graph and on the stream. `automatic`
+// times it and still matches.
+TEST_F(Differential, CompiledFullDotMatchesCpu) {
+  struct dot_case {
+    const char* expr;
+    std::vector<std::vector<std::int64_t>> shapes;
+    std::vector<std::vector<int>> path;
+  };
+  const std::vector<std::int64_t> twos(11, 2), fours(10, 4);
+  const std::vector<dot_case> cases = {
+      {"abcdefghijk,abcdefghijk->", {twos, twos}, {{0, 1}}},
+      {"abcdefghijk,kjihgfedcba->", {twos, twos}, {{0, 1}}},
+      {"abcdefghij,abcdefghij->", {fours, fours}, {{0, 1}}},          // 2^20 terms: 512 blocks
+      {"abcde,edcba->", {{3, 5, 7, 9, 11}, {11, 9, 7, 5, 3}}, {{0, 1}}},  // the division decode
+      {"ab,bc,ca->", {{64, 48}, {48, 80}, {80, 64}}, {{0, 1}, {0, 1}}},     // a dot after a GEMM
+  };
+  int chosen_auto = 0, candidates = 0;
+  for (const kernel_choice choice : {kernel_choice::always, kernel_choice::automatic}) {
+    for (const bool graph : {true, false}) {
+      cuda::options opt;
+      opt.full_dot = choice;
+      opt.use_graph = graph;
+      engine eng(opt);
+      for (dtype t : all_dtypes) {
+        for (const dot_case& dc : cases) {
+          problem p;
+          p.net = parse_expression(dc.expr, dc.shapes);
+          p.tree = tree_from_linear_path(p.net, dc.path);
+          p.type = t;
+          p.source = dc.expr;
+          cuda::compiled_program prog(eng, p);
+          EXPECT_EQ(prog.dot_candidates(), 1) << dc.expr;
+          if (choice == kernel_choice::always) {
+            EXPECT_EQ(prog.dots_chosen(), 1) << dc.expr;
+          } else {
+            chosen_auto += prog.dots_chosen();
+            candidates += prog.dot_candidates();
+          }
+          const auto kinds = prog.op_kernels();
+          EXPECT_EQ(std::count(kinds.begin(), kinds.end(), std::string("dot")), prog.dots_chosen()) << dc.expr;
+          for (std::uint64_t seed : {11U, 12U}) {
+            const auto in = gputest::random_inputs(p, seed, -1.0, 1.25);
+            for (std::size_t i = 0; i < in.size(); ++i) gputest::upload_bytes(eng, prog.input(i), in[i].data(), in[i].bytes());
+            prog.run();
+            const host_tensor got = gputest::download(eng, prog.result(), p.type, p.net.shape_of(p.net.output));
+            const double err = gputest::rel_error(got, cpu::contract(p, in));
+            EXPECT_LE(err, gputest::tolerance(t, gputest::longest_sum(p), 256.0))
+                << dc.expr << " " << name_of(t) << " seed " << seed << (graph ? " graph" : " stream") << " dots " << prog.dots_chosen();
+          }
+        }
+      }
+      eng.synchronize();
+      EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
+    }
+  }
+  std::printf("[full dot] automatic: %d of %d candidate steps timed faster through the kernel\n", chosen_auto, candidates);
+}
+
 // cuBLASLt's algorithms (options::gemm_algos): every GEMM-form step forced onto the heuristic's
 // algorithm of rank 0 and of rank 3 (gemm_algo_rank, `always`) matches the CPU engine on the random
 // trees and the batched chain, in all four types (wrong layouts, transposes, batch strides or

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -244,7 +245,7 @@ TEST(PlanFusion, ReferenceNetwork) {
 // ---- describe_small_step + evaluate_small_step vs evaluate_lowered -----------------------------
 
 struct step_stats {
-  int checked = 0, refused = 0, unary = 0, scalar_out = 0;
+  int checked = 0, refused = 0, unary = 0, scalar_out = 0, pow2 = 0;
 };
 
 // Operand buffers: span elements, then `guards` NaN elements.
@@ -282,7 +283,23 @@ void check_small_step(std::mt19937_64& rng, const kerntest::step_case& sc, const
   EXPECT_EQ(sum_count, r.sum_count);
   EXPECT_EQ(r.out_count, kerntest::product(l.d.extents)) << "one thread per element of D";
   EXPECT_EQ(r.sum_count, kerntest::sum_length(l));
+  // pow2 exactly when every extent is a power of two; its shift-and-mask decode must give the
+  // division decode's result bit for bit (the same terms in the same order).
+  bool all_pow2 = true;
+  for (int i = 0; i < r.n_out; ++i) all_pow2 = all_pow2 && std::has_single_bit(static_cast<unsigned>(r.out_extent[i]));
+  for (int i = 0; i < r.n_sum; ++i) all_pow2 = all_pow2 && std::has_single_bit(static_cast<unsigned>(r.sum_extent[i]));
+  EXPECT_EQ(r.pow2 != 0, all_pow2);
   evaluate_small_step<T>(r);
+  if (r.pow2 != 0) {
+    ++st.pow2;
+    std::vector<T> by_division(got.size(), kerntest::sentinel_value<T>());
+    small_step_record div = r;
+    div.pow2 = 0;
+    div.d = by_division.data();
+    evaluate_small_step<T>(div);
+    for (std::size_t i = 0; i < got.size(); ++i)
+      ASSERT_TRUE(kerntest::same_bits_value(got[i], by_division[i])) << "element " << i << ": the two decodes differ";
+  }
 
   const std::vector<double> bound = kerntest::magnitude_bound<T>(l, a, b, span_d + guards);
   const double tol = 2.0 * static_cast<double>(kerntest::sum_length(l) + 2) * kerntest::eps_of<T>();
@@ -311,6 +328,8 @@ TEST(SmallStepRecord, RandomStepsMatchEvaluateLowered) {
   EXPECT_EQ(st.refused, 0) << "no random step here has more than 12 modes";
   EXPECT_GT(st.unary, 100);
   EXPECT_GT(st.scalar_out, 50);
+  EXPECT_GT(st.pow2, 100) << "the power-of-two decode must be exercised";
+  EXPECT_LT(st.pow2, st.checked) << "and the division decode too";
 }
 
 // A hand-made lowered step: n_out output modes and n_sum summed modes of extent `e`.

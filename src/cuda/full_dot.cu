@@ -1,0 +1,107 @@
+#include "cuda/full_dot.hpp"
+
+#include <cstdint>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/device_complex.cuh"
+
+namespace tnrt::cuda {
+namespace {
+
+// A partial sum written by another block, read from L2 (this SM's L1 never held it).
+__device__ float load_cg(const float* p) { return __ldcg(p); }
+__device__ double load_cg(const double* p) { return __ldcg(p); }
+__device__ device_complex<float> load_cg(const device_complex<float>* p) {
+  const float2 v = __ldcg(reinterpret_cast<const float2*>(p));
+  device_complex<float> r;
+  r.re = v.x;
+  r.im = v.y;
+  return r;
+}
+__device__ device_complex<double> load_cg(const device_complex<double>* p) {
+  const double2 v = __ldcg(reinterpret_cast<const double2*>(p));
+  device_complex<double> r;
+  r.re = v.x;
+  r.im = v.y;
+  return r;
+}
+
+// The block's threads' values summed in a fixed tree; thread 0 gets the sum.
+template <class T>
+__device__ T block_sum(T v, T* sh) {
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  for (int w = full_dot_threads / 2; w > 0; w /= 2) {
+    if (static_cast<int>(threadIdx.x) < w) sh[threadIdx.x] += sh[threadIdx.x + w];
+    __syncthreads();
+  }
+  return sh[0];
+}
+
+// Each block sums its terms (grid-stride, four terms in flight a thread), then writes its partial
+// sum; the last block to finish (the counter) sums the partials in block order, writes d[0] and
+// zeroes the counter for the next launch. The same grid every launch: the same result every run.
+template <class T>
+__global__ void __launch_bounds__(full_dot_threads)
+    full_dot_kernel(const __grid_constant__ full_dot_record r, const T* a, const T* b, T* d, T* partials, unsigned* counter) {
+  __shared__ __align__(16) unsigned char raw[full_dot_threads * sizeof(T)];
+  __shared__ bool last;
+  T* sh = reinterpret_cast<T*>(raw);
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * full_dot_threads;
+  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * full_dot_threads + threadIdx.x;
+  T acc{};
+  if (r.contiguous != 0) {
+    for (; i + 3 * step < r.count; i += 4 * step) {
+      const T x0 = a[i], x1 = a[i + step], x2 = a[i + 2 * step], x3 = a[i + 3 * step];
+      const T y0 = b[i], y1 = b[i + step], y2 = b[i + 2 * step], y3 = b[i + 3 * step];
+      acc += x0 * y0;
+      acc += x1 * y1;
+      acc += x2 * y2;
+      acc += x3 * y3;
+    }
+    for (; i < r.count; i += step) acc += a[i] * b[i];
+  } else {
+    for (; i < r.count; i += step) {
+      std::int64_t ao = 0, bo = 0;
+      full_dot_offsets(r, i, ao, bo);
+      acc += a[ao] * b[bo];
+    }
+  }
+  const T block = block_sum(acc, sh);
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = block;
+    __threadfence();  // the partial is visible before the counter moves
+    last = atomicAdd(counter, 1U) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  T total{};
+  for (int j = static_cast<int>(threadIdx.x); j < static_cast<int>(gridDim.x); j += full_dot_threads) total += load_cg(partials + j);
+  __syncthreads();  // sh is reused
+  total = block_sum(total, sh);
+  if (threadIdx.x == 0) {
+    d[0] = total;
+    *counter = 0;
+  }
+}
+
+std::size_t counter_offset(dtype t) { return full_dot_max_blocks * size_of(t); }
+
+}  // namespace
+
+void launch_full_dot(dtype t, const full_dot_record& r, const void* a, const void* b, void* d, void* scratch, cudaStream_t stream) {
+  auto* counter = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(scratch) + counter_offset(t));
+  with_element_type(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    full_dot_kernel<T><<<dim3(static_cast<unsigned>(r.blocks)), dim3(full_dot_threads), 0, stream>>>(
+        r, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(d), static_cast<T*>(scratch), counter);
+  });
+  TNRT_CUDA(cudaGetLastError());
+}
+
+void reset_full_dot_scratch(dtype t, void* scratch, cudaStream_t stream) {
+  TNRT_CUDA(cudaMemsetAsync(static_cast<unsigned char*>(scratch) + counter_offset(t), 0, sizeof(unsigned), stream));
+}
+
+}  // namespace tnrt::cuda

@@ -1,0 +1,181 @@
+// Full contractions (src/core/full_dot.hpp), on the host:
+//  - describe_full_dot + evaluate_full_dot against evaluate_lowered (the trusted reference) on
+//    random binary steps whose result is one element, in all four dtypes (row/column-major,
+//    permuted and padded layouts, diagonals, one-sided sums): the same value within 2 (N + 2) eps
+//    sum|terms|. Inputs are followed by NaN guards, so a read past an operand shows up.
+//  - the record's claims: modes in A's stride order, `contiguous` exactly when both operands are
+//    dense with the same strides, `pow2` exactly when every extent is a power of two (and then the
+//    shift decode equals the division decode bit for bit), the grid within its bounds.
+//  - what it refuses: a result of more than one element, a unary step, too many modes.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/full_dot.hpp"
+#include "core/step_lowering.hpp"
+#include "support/kernel_random.hpp"
+
+namespace tnrt {
+namespace {
+
+using kerntest::i64;
+
+constexpr std::size_t guards = 8;
+
+struct dot_stats {
+  int checked = 0, contiguous = 0, pow2 = 0;
+};
+
+template <class T>
+void check_dot(std::mt19937_64& rng, const kerntest::step_case& sc, const std::string& where, dot_stats& st) {
+  SCOPED_TRACE(where + "\n  " + kerntest::describe(sc));
+  const lowered_step l = kerntest::lower(sc);
+  SCOPED_TRACE("lowered: " + kerntest::describe(l));
+  const std::vector<T> a = kerntest::random_operand<T>(rng, sc.a, sc.extents, guards);
+  const std::vector<T> b = kerntest::random_operand<T>(rng, sc.b, sc.extents, guards);
+  const auto span_d = static_cast<std::size_t>(kerntest::span_of(sc.d, sc.extents));
+  std::vector<T> want(span_d + guards, kerntest::sentinel_value<T>());
+  evaluate_lowered<T>(l, a.data(), b.data(), want.data());
+
+  full_dot_record r;
+  ASSERT_TRUE(describe_full_dot(l, r)) << "a binary step with a one-element result is a full dot";
+  ++st.checked;
+  EXPECT_EQ(r.count, kerntest::sum_length(l));
+  for (int m = 0; m + 1 < r.n; ++m) EXPECT_GE(r.a_stride[m], r.a_stride[m + 1]) << "modes in A's stride order";
+  bool dense = true, all_pow2 = true;
+  i64 expect = 1;
+  for (int m = r.n - 1; m >= 0; --m) {
+    dense = dense && r.a_stride[m] == expect && r.b_stride[m] == expect;
+    expect *= r.extent[m];
+    all_pow2 = all_pow2 && std::has_single_bit(static_cast<std::uint64_t>(r.extent[m]));
+    EXPECT_GT(r.extent[m], 1) << "extent-1 modes are left out";
+  }
+  EXPECT_EQ(r.contiguous != 0, dense);
+  EXPECT_EQ(r.pow2 != 0, all_pow2);
+  EXPECT_GE(r.blocks, 1);
+  EXPECT_LE(r.blocks, full_dot_max_blocks);
+  st.contiguous += r.contiguous;
+  st.pow2 += r.pow2;
+
+  T got{};
+  evaluate_full_dot<T>(r, a.data(), b.data(), &got);
+  if (r.pow2 != 0) {
+    full_dot_record div = r;
+    div.pow2 = 0;
+    T by_division{};
+    evaluate_full_dot<T>(div, a.data(), b.data(), &by_division);
+    EXPECT_TRUE(kerntest::same_bits_value(got, by_division)) << "the two decodes differ";
+  }
+  std::vector<T> got_d(span_d + guards, kerntest::sentinel_value<T>());
+  got_d[static_cast<std::size_t>(kerntest::all_offsets(l.d.extents, l.d.strides).front())] = got;
+  const std::vector<double> bound = kerntest::magnitude_bound<T>(l, a, b, span_d + guards);
+  const double tol = 2.0 * static_cast<double>(kerntest::sum_length(l) + 2) * kerntest::eps_of<T>();
+  kerntest::check_d<T>(l, got_d, want, bound, tol);
+}
+
+template <class T>
+void random_dots(std::uint64_t seed, int count, dot_stats& st) {
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < count;) {
+    const kerntest::step_case sc = kerntest::random_general_step(rng);
+    if (sc.unary || !sc.d.labels.empty()) continue;
+    check_dot<T>(rng, sc, std::string(kerntest::type_name<T>()) + " seed " + std::to_string(seed) + " step #" + std::to_string(i), st);
+    if (::testing::Test::HasFailure()) return;
+    ++i;
+  }
+}
+
+TEST(FullDot, RandomScalarStepsMatchEvaluateLowered) {
+  const std::uint64_t seed = 8675309;
+  std::printf("[full dot] seed %llu (+0..3 by dtype), 150 steps per dtype\n", static_cast<unsigned long long>(seed));
+  dot_stats st;
+  random_dots<float>(seed, 150, st);
+  random_dots<double>(seed + 1, 150, st);
+  random_dots<std::complex<float>>(seed + 2, 150, st);
+  random_dots<std::complex<double>>(seed + 3, 150, st);
+  std::printf("[full dot] %d checked, %d contiguous, %d with power-of-two extents\n", st.checked, st.contiguous, st.pow2);
+  EXPECT_GT(st.contiguous, 10) << "the dense path must be exercised";
+  EXPECT_LT(st.contiguous, st.checked - 100) << "and the strided one";
+  EXPECT_GT(st.pow2, 100);
+  EXPECT_LT(st.pow2, st.checked - 100);
+}
+
+// n modes of extent e in A (row-major) and B (row-major, or its modes reversed), summed to a scalar.
+lowered_step dot_step(int n, i64 e, bool reversed_b) {
+  lowered_step l;
+  for (int i = 0; i < n; ++i) {
+    l.a.modes.push_back(i);
+    l.a.extents.push_back(e);
+    l.b.modes.push_back(reversed_b ? n - 1 - i : i);
+    l.b.extents.push_back(e);
+  }
+  l.a.strides = dense_strides(l.a.extents, false);
+  l.b.strides = dense_strides(l.b.extents, false);
+  l.d.modes = {n};
+  l.d.extents = {1};
+  l.d.strides = {1};
+  return l;
+}
+
+TEST(FullDot, LargeStepsAndTheirGrid) {
+  // 2^20 terms, the size of regular3-n130's last step: dense and alike, so term i is element i.
+  full_dot_record r;
+  ASSERT_TRUE(describe_full_dot(dot_step(20, 2, false), r));
+  EXPECT_EQ(r.count, i64{1} << 20);
+  EXPECT_EQ(r.contiguous, 1);
+  EXPECT_EQ(r.pow2, 1);
+  EXPECT_EQ(r.blocks, (1 << 20) / (full_dot_threads * full_dot_terms_per_thread));
+  // B's modes in the other order: not contiguous, and term i reads B at the reversed digits.
+  ASSERT_TRUE(describe_full_dot(dot_step(20, 2, true), r));
+  EXPECT_EQ(r.contiguous, 0);
+  std::int64_t ao = 0, bo = 0;
+  full_dot_offsets(r, 1, ao, bo);
+  EXPECT_EQ(ao, 1);
+  EXPECT_EQ(bo, i64{1} << 19);
+  // 3^14 terms: the division decode; a grid of at most full_dot_max_blocks.
+  ASSERT_TRUE(describe_full_dot(dot_step(14, 3, true), r));
+  EXPECT_EQ(r.pow2, 0);
+  EXPECT_EQ(r.count, 4782969);
+  EXPECT_EQ(r.blocks, full_dot_max_blocks);
+  // A small one: one block.
+  ASSERT_TRUE(describe_full_dot(dot_step(3, 2, false), r));
+  EXPECT_EQ(r.blocks, 1);
+  // The host evaluator on the reversed step against evaluate_lowered, in f64.
+  const lowered_step l = dot_step(12, 2, true);
+  ASSERT_TRUE(describe_full_dot(l, r));
+  std::vector<double> a(4096), b(4096);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = 1.0 + static_cast<double>(i % 7);
+    b[i] = 0.5 - static_cast<double>(i % 5);
+  }
+  double got = 0, want = 0;
+  evaluate_full_dot<double>(r, a.data(), b.data(), &got);
+  evaluate_lowered<double>(l, a.data(), b.data(), &want);
+  EXPECT_EQ(got, want) << "integer-valued terms: exact in any order";
+}
+
+TEST(FullDot, RefusesWhatIsNoFullDot) {
+  full_dot_record r;
+  r.n = -7;  // untouched on refusal
+  lowered_step l = dot_step(4, 2, false);
+  l.d.modes = {0};
+  l.d.extents = {2};
+  EXPECT_FALSE(describe_full_dot(l, r)) << "a result of two elements";
+  l = dot_step(4, 2, false);
+  l.kind = lowered_kind::reduction;
+  EXPECT_FALSE(describe_full_dot(l, r)) << "a unary step";
+  EXPECT_FALSE(describe_full_dot(dot_step(full_dot_max_modes + 1, 2, false), r)) << "too many modes";
+  EXPECT_EQ(r.n, -7);
+  EXPECT_TRUE(describe_full_dot(dot_step(full_dot_max_modes, 1, false), r)) << "extent-1 modes do not count";
+  EXPECT_EQ(r.n, 0);
+  EXPECT_EQ(r.count, 1);
+}
+
+}  // namespace
+}  // namespace tnrt
