@@ -27,8 +27,12 @@ namespace tnrt {
 inline constexpr int full_dot_threads = 256;     // threads per block
 inline constexpr int full_dot_max_blocks = 1024;  // partial sums (the scratch holds this many)
 inline constexpr int full_dot_max_modes = 48;
-/// Each thread sums at least this many terms before a block is added.
-inline constexpr int full_dot_terms_per_thread = 8;
+/// Term by term: each thread sums at least this many terms before a block is added.
+inline constexpr int full_dot_terms_per_thread = 2;
+/// Tiled: a tile holds at most this many terms (each operand's share in shared memory), and its
+/// modes cover at least full_dot_run elements of each operand's fastest modes.
+inline constexpr int full_dot_tile_max = 1024;
+inline constexpr int full_dot_run = 32;
 
 /// Scratch a full dot needs beside its operands: full_dot_max_blocks partial sums of the element
 /// type, then an unsigned counter (zero before the first launch; the kernel leaves it zero).
@@ -48,6 +52,18 @@ struct full_dot_record {
   std::int32_t blocks = 1;  // grid size (at most full_dot_max_blocks)
   std::int64_t extent[full_dot_max_modes] = {}, a_stride[full_dot_max_modes] = {}, b_stride[full_dot_max_modes] = {};
   std::uint8_t shift[full_dot_max_modes] = {};
+  /// Tiled (operands in different orders; tile_n 0: term by term). Read term by term, the operand
+  /// in the other order is gathered a sector per element. Instead the terms go in tiles over the
+  /// modes that hold A's and B's fastest (full_dot_run elements of each at least): a block loads a
+  /// tile of A and a tile of B, each in runs, into shared memory, B's elements at their places in
+  /// A's order, then sums the products. tile_a: the tile's modes in record (A's) order; tile_b:
+  /// the same modes, B's largest stride first; tile_weight[m]: mode m's weight in the tile's A
+  /// order; outer: the other modes in record order, numbering the tiles. Offsets inside a tile
+  /// fit 31 bits.
+  std::int32_t tile_n = 0, tile_count = 1, outer_n = 0;
+  std::int64_t outer_count = 1;
+  std::int8_t tile_a[full_dot_max_modes] = {}, tile_b[full_dot_max_modes] = {}, outer[full_dot_max_modes] = {};
+  std::int32_t tile_weight[full_dot_max_modes] = {};
 };
 
 /// The offsets in A and B of term i (both evaluators).
@@ -69,11 +85,51 @@ TNRT_HOST_DEVICE inline void full_dot_offsets(const full_dot_record& r, std::int
   }
 }
 
+/// Tiled: position p of a tile in A's order, its offset in A from the tile's base.
+TNRT_HOST_DEVICE inline std::int32_t full_dot_tile_a(const full_dot_record& r, std::int32_t p) {
+  std::int64_t off = 0;
+  for (int j = r.tile_n - 1; j >= 0; --j) {
+    const int m = r.tile_a[j];
+    off += (p % r.extent[m]) * r.a_stride[m];
+    p = static_cast<std::int32_t>(p / r.extent[m]);
+  }
+  return static_cast<std::int32_t>(off);
+}
+
+/// Tiled: position q of a tile in B's order, its offset in B from the tile's base and its slot (its
+/// position in A's order).
+TNRT_HOST_DEVICE inline void full_dot_tile_b(const full_dot_record& r, std::int32_t q, std::int32_t& off, std::int32_t& slot) {
+  std::int64_t o = 0;
+  std::int32_t s = 0;
+  for (int j = r.tile_n - 1; j >= 0; --j) {
+    const int m = r.tile_b[j];
+    const auto x = static_cast<std::int32_t>(q % r.extent[m]);
+    q = static_cast<std::int32_t>(q / r.extent[m]);
+    o += x * r.b_stride[m];
+    s += x * r.tile_weight[m];
+  }
+  off = static_cast<std::int32_t>(o);
+  slot = s;
+}
+
+/// Tiled: the bases in A and B of tile u.
+TNRT_HOST_DEVICE inline void full_dot_tile_base(const full_dot_record& r, std::int64_t u, std::int64_t& ba, std::int64_t& bb) {
+  ba = bb = 0;
+  for (int j = r.outer_n - 1; j >= 0; --j) {
+    const int m = r.outer[j];
+    const std::int64_t x = u % r.extent[m];
+    u /= r.extent[m];
+    ba += x * r.a_stride[m];
+    bb += x * r.b_stride[m];
+  }
+}
+
 /// True, with `out` filled, when `s` is a contraction whose result is one element (every mode of D
 /// of extent 1) with at most full_dot_max_modes modes of extent > 1; false (out untouched) otherwise.
 bool describe_full_dot(const lowered_step& s, full_dot_record& out);
 
-/// The kernel's indexing on the host (terms summed in order i = 0, 1, ...): `d` gets the one result.
+/// The kernel's indexing on the host (term by term in order i = 0, 1, ..., or tile by tile, each in
+/// A's order, as the record says): `d` gets the one result.
 template <class T>
 void evaluate_full_dot(const full_dot_record& r, const T* a, const T* b, T* d);
 

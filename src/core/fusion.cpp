@@ -142,6 +142,23 @@ bool describe_small_step(const lowered_step& s, const void* a, const void* b, vo
     }
     return true;
   };
+  // The operands' spans, for staging (a view with a negative stride is read in place).
+  std::int64_t a_span = 1, b_span = r.b != nullptr ? 1 : 0;
+  bool forward = true;
+  for (int i = 0; i < r.n_out; ++i) {
+    a_span += std::int64_t{r.out_extent[i] - 1} * r.out_a[i];
+    if (r.b != nullptr) b_span += std::int64_t{r.out_extent[i] - 1} * r.out_b[i];
+    forward = forward && r.out_a[i] >= 0 && r.out_b[i] >= 0;
+  }
+  for (int i = 0; i < r.n_sum; ++i) {
+    a_span += std::int64_t{r.sum_extent[i] - 1} * r.sum_a[i];
+    if (r.b != nullptr) b_span += std::int64_t{r.sum_extent[i] - 1} * r.sum_b[i];
+    forward = forward && r.sum_a[i] >= 0 && r.sum_b[i] >= 0;
+  }
+  if (forward && a_span <= small_step_stage_elements && b_span <= small_step_stage_elements) {
+    r.a_span = static_cast<std::int32_t>(a_span);
+    r.b_span = static_cast<std::int32_t>(b_span);
+  }
   if (shifts_of(r.out_extent, r.n_out, r.out_shift) && shifts_of(r.sum_extent, r.n_sum, r.sum_shift)) {
     r.pow2 = 1;
   } else {

@@ -40,6 +40,10 @@ fusion_plan no_fusion(std::size_t steps);
 
 /// At most this many modes per category (output, summed) in a record.
 inline constexpr int small_step_max_modes = 12;
+/// An operand whose elements span at most this many (the default fusion limit) is copied into
+/// shared memory before its step runs (small_step_record::a_span): one round of loads, all in
+/// flight together, instead of a round trip to memory for each summed term.
+inline constexpr std::int32_t small_step_stage_elements = 1024;
 
 /// One absorbed step as the fused kernel reads it: D[o] = sum_k A[a(o,k)] * B[b(o,k)] (B null: a
 /// reduction), o over D's modes, k over the summed modes, offsets in elements.
@@ -58,6 +62,10 @@ struct small_step_record {
   /// nearly all index arithmetic). small_step_index.hpp holds the decode for both evaluators.
   std::int32_t pow2 = 0;
   std::uint8_t out_shift[small_step_max_modes] = {}, sum_shift[small_step_max_modes] = {};
+  /// 1 + the largest offset the step reads in A and in B (0 for no B), when both are at most
+  /// small_step_stage_elements: the kernel stages a[0, a_span) and b[0, b_span) in shared memory.
+  /// 0 and 0 otherwise (read in place).
+  std::int32_t a_span = 0, b_span = 0;
 };
 
 /// False (record untouched) when the step does not fit a record (too many modes, a stride or count

@@ -38,19 +38,47 @@ __device__ T block_sum(T v, T* sh) {
   return sh[0];
 }
 
-// Each block sums its terms (grid-stride, four terms in flight a thread), then writes its partial
-// sum; the last block to finish (the counter) sums the partials in block order, writes d[0] and
-// zeroes the counter for the next launch. The same grid every launch: the same result every run.
+// Each block sums its terms (grid-stride, four terms in flight a thread; or tile by tile), then
+// writes its partial sum; the last block to finish (the counter) sums the partials in block order,
+// writes d[0] and zeroes the counter for the next launch. The same grid every launch: the same
+// result every run.
 template <class T>
 __global__ void __launch_bounds__(full_dot_threads)
     full_dot_kernel(const __grid_constant__ full_dot_record r, const T* a, const T* b, T* d, T* partials, unsigned* counter) {
-  __shared__ __align__(16) unsigned char raw[full_dot_threads * sizeof(T)];
+  __shared__ __align__(16) unsigned char raw[2 * full_dot_tile_max * sizeof(T)];
+  __shared__ std::int32_t a_off[full_dot_tile_max], b_off[full_dot_tile_max];
+  __shared__ std::int16_t b_slot[full_dot_tile_max];
   __shared__ bool last;
   T* sh = reinterpret_cast<T*>(raw);
+  const int t = static_cast<int>(threadIdx.x);
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * full_dot_threads;
-  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * full_dot_threads + threadIdx.x;
+  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * full_dot_threads + t;
   T acc{};
-  if (r.contiguous != 0) {
+  if (r.tile_n > 0) {
+    // The tile's offsets, once per block; then each tile: A's and B's shares in runs, B's at their
+    // places in A's order, then the products.
+    T* sa = sh;
+    T* sb = sh + full_dot_tile_max;
+    for (int p = t; p < r.tile_count; p += full_dot_threads) {
+      a_off[p] = full_dot_tile_a(r, p);
+      std::int32_t off = 0, slot = 0;
+      full_dot_tile_b(r, p, off, slot);
+      b_off[p] = off;
+      b_slot[p] = static_cast<std::int16_t>(slot);
+    }
+    __syncthreads();
+    for (std::int64_t u = blockIdx.x; u < r.outer_count; u += gridDim.x) {
+      std::int64_t ba = 0, bb = 0;
+      full_dot_tile_base(r, u, ba, bb);
+      for (int p = t; p < r.tile_count; p += full_dot_threads) {
+        sa[p] = a[ba + a_off[p]];
+        sb[b_slot[p]] = b[bb + b_off[p]];
+      }
+      __syncthreads();
+      for (int p = t; p < r.tile_count; p += full_dot_threads) acc += sa[p] * sb[p];
+      __syncthreads();
+    }
+  } else if (r.contiguous != 0) {
     for (; i + 3 * step < r.count; i += 4 * step) {
       const T x0 = a[i], x1 = a[i + step], x2 = a[i + 2 * step], x3 = a[i + 3 * step];
       const T y0 = b[i], y1 = b[i + step], y2 = b[i + 2 * step], y3 = b[i + 3 * step];
@@ -61,6 +89,7 @@ __global__ void __launch_bounds__(full_dot_threads)
     }
     for (; i < r.count; i += step) acc += a[i] * b[i];
   } else {
+#pragma unroll 4
     for (; i < r.count; i += step) {
       std::int64_t ao = 0, bo = 0;
       full_dot_offsets(r, i, ao, bo);

@@ -17,12 +17,17 @@ constexpr int block_threads = 256;
 // arithmetic: small_step_index.hpp). The steps of a subtree depend on each other, hence a barrier
 // after each. The next step's record is loaded into registers while the current one runs and
 // stored into the other of two shared copies before that barrier, so a step waits on no record
-// load; one barrier a step.
+// load. A step whose operands span at most small_step_stage_elements (a_span) first copies them
+// into shared memory, every load in flight at once, then sums from there: a summed term costs a
+// shared-memory read instead of a round trip to L2.
 template <class T>
 __device__ void fused_small_steps_body(const small_step_record* records, int first, int last) {
   constexpr int words = static_cast<int>(sizeof(small_step_record) / sizeof(int));
   static_assert(words <= block_threads, "each thread moves at most one word of a record");
   __shared__ small_step_record buf[2];
+  __shared__ __align__(16) unsigned char stage_raw[2 * small_step_stage_elements * sizeof(T)];
+  T* stage_a = reinterpret_cast<T*>(stage_raw);
+  T* stage_b = stage_a + small_step_stage_elements;
   const int t = static_cast<int>(threadIdx.x);
   if (first < last && t < words) reinterpret_cast<int*>(&buf[0])[t] = reinterpret_cast<const int*>(records + first)[t];
   __syncthreads();
@@ -35,10 +40,18 @@ __device__ void fused_small_steps_body(const small_step_record* records, int fir
     const T* a = static_cast<const T*>(r.a);
     const T* b = static_cast<const T*>(r.b);
     T* d = static_cast<T*>(r.d);
+    if (r.a_span > 0) {
+      for (int i = t; i < r.a_span; i += blockDim.x) stage_a[i] = a[i];
+      for (int i = t; i < r.b_span; i += blockDim.x) stage_b[i] = b[i];
+      __syncthreads();
+      a = stage_a;
+      if (b != nullptr) b = stage_b;
+    }
     for (int o = t; o < r.out_count; o += blockDim.x) {
       std::int64_t ao = 0, bo = 0, dof = 0;
       small_step_index::out_offsets(r, o, ao, bo, dof);
       T acc{};
+#pragma unroll 4
       for (int k = 0; k < r.sum_count; ++k) {
         std::int64_t ak = 0, bk = 0;
         small_step_index::sum_offsets(r, k, ak, bk);

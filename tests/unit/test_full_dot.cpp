@@ -6,10 +6,16 @@
 //  - the record's claims: modes in A's stride order, `contiguous` exactly when both operands are
 //    dense with the same strides, `pow2` exactly when every extent is a power of two (and then the
 //    shift decode equals the division decode bit for bit), the grid within its bounds.
+//  - tiles (operands in different orders): the tile's and the outer modes partition the modes,
+//    each tile's B positions map onto A's order one to one, each operand's fastest modes are in
+//    the tile; the tiled and the term-by-term indexing give the reference's value on random
+//    permuted dots of up to 2^16 terms, and the exact value on integer-valued data.
 //  - what it refuses: a result of more than one element, a unary step, too many modes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
+#include <numeric>
 #include <complex>
 #include <cstdint>
 #include <cstdio>
@@ -29,8 +35,49 @@ using kerntest::i64;
 constexpr std::size_t guards = 8;
 
 struct dot_stats {
-  int checked = 0, contiguous = 0, pow2 = 0;
+  int checked = 0, contiguous = 0, pow2 = 0, tiled = 0;
 };
+
+// The tile structure's claims (full_dot_record::tile_n).
+void check_tiles(const full_dot_record& r) {
+  if (r.tile_n == 0) return;
+  EXPECT_EQ(r.contiguous, 0);
+  std::vector<int> seen(static_cast<std::size_t>(r.n), 0);
+  std::int64_t tile = 1, outer = 1;
+  for (int j = 0; j < r.tile_n; ++j) {
+    ++seen[static_cast<std::size_t>(r.tile_a[j])];
+    tile *= r.extent[r.tile_a[j]];
+    if (j > 0) {
+      EXPECT_LT(r.tile_a[j - 1], r.tile_a[j]) << "tile modes in A's order";
+    }
+  }
+  for (int j = 0; j < r.outer_n; ++j) {
+    ++seen[static_cast<std::size_t>(r.outer[j])];
+    outer *= r.extent[r.outer[j]];
+  }
+  for (int s : seen) EXPECT_EQ(s, 1) << "tile and outer modes partition the modes";
+  EXPECT_EQ(tile, r.tile_count);
+  EXPECT_EQ(outer, r.outer_count);
+  EXPECT_EQ(tile * outer, r.count);
+  EXPECT_LE(r.tile_count, full_dot_tile_max);
+  EXPECT_EQ(r.blocks, std::min<i64>(r.outer_count, full_dot_max_blocks));
+  std::vector<int> slots(static_cast<std::size_t>(r.tile_count), 0);
+  for (std::int32_t q = 0; q < r.tile_count; ++q) {
+    std::int32_t off = 0, slot = 0;
+    full_dot_tile_b(r, q, off, slot);
+    ASSERT_GE(slot, 0);
+    ASSERT_LT(slot, r.tile_count);
+    ++slots[static_cast<std::size_t>(slot)];
+  }
+  for (int c : slots) EXPECT_EQ(c, 1) << "B's positions map onto A's order one to one";
+  // The last mode of A with a stride, and B's smallest stride, are in the tile.
+  int fastest_b = -1;
+  for (int m = 0; m < r.n; ++m)
+    if (r.b_stride[m] != 0 && (fastest_b < 0 || r.b_stride[m] < r.b_stride[fastest_b])) fastest_b = m;
+  if (fastest_b >= 0) {
+    EXPECT_EQ(std::count(r.tile_a, r.tile_a + r.tile_n, fastest_b), 1) << "B's fastest mode in the tile";
+  }
+}
 
 template <class T>
 void check_dot(std::mt19937_64& rng, const kerntest::step_case& sc, const std::string& where, dot_stats& st) {
@@ -62,6 +109,8 @@ void check_dot(std::mt19937_64& rng, const kerntest::step_case& sc, const std::s
   EXPECT_LE(r.blocks, full_dot_max_blocks);
   st.contiguous += r.contiguous;
   st.pow2 += r.pow2;
+  st.tiled += r.tile_n > 0 ? 1 : 0;
+  check_tiles(r);
 
   T got{};
   evaluate_full_dot<T>(r, a.data(), b.data(), &got);
@@ -123,6 +172,64 @@ lowered_step dot_step(int n, i64 e, bool reversed_b) {
   return l;
 }
 
+// Dots of 6..13 modes of extents 2..4 (at most 2^16 terms), B's modes in a random order: the
+// record's indexing (tiled where it plans tiles, and term by term) against evaluate_lowered.
+template <class T>
+void random_permuted_dots(std::uint64_t seed, int count, dot_stats& st) {
+  std::mt19937_64 rng(seed);
+  for (int c = 0; c < count; ++c) {
+    kerntest::step_case sc;
+    const int n = 6 + static_cast<int>(rng() % 8);
+    std::vector<label_t> labels(static_cast<std::size_t>(n));
+    std::iota(labels.begin(), labels.end(), label_t{0});
+    sc.extents.clear();
+    i64 space = 1;
+    for (int i = 0; i < n; ++i) {
+      i64 e = 2 + static_cast<i64>(rng() % 3);
+      if (space * e > (i64{1} << 16)) e = 1;
+      sc.extents.push_back(e);
+      space *= e;
+    }
+    sc.a.labels = labels;
+    std::shuffle(labels.begin(), labels.end(), rng);
+    sc.b.labels = labels;
+    sc.a.strides = dense_strides(kerntest::extents_of(sc.a.labels, sc.extents), false);
+    sc.b.strides = dense_strides(kerntest::extents_of(sc.b.labels, sc.extents), rng() % 2 == 0);
+    check_dot<T>(rng, sc, std::string(kerntest::type_name<T>()) + " permuted #" + std::to_string(c), st);
+    if (::testing::Test::HasFailure()) return;
+    // The same record term by term.
+    const lowered_step l = kerntest::lower(sc);
+    full_dot_record r;
+    ASSERT_TRUE(describe_full_dot(l, r));
+    if (r.tile_n == 0) continue;
+    const std::vector<T> a = kerntest::random_operand<T>(rng, sc.a, sc.extents, guards);
+    const std::vector<T> b = kerntest::random_operand<T>(rng, sc.b, sc.extents, guards);
+    T tiled{}, by_term{}, want{};
+    evaluate_full_dot<T>(r, a.data(), b.data(), &tiled);
+    r.tile_n = 0;
+    evaluate_full_dot<T>(r, a.data(), b.data(), &by_term);
+    evaluate_lowered<T>(l, a.data(), b.data(), &want);
+    const double scale = static_cast<double>(r.count) * kerntest::eps_of<T>() * 4.0;
+    double mag = 0;
+    for (std::size_t i = 0; i + guards < a.size(); ++i) mag = std::max(mag, kerntest::magnitude(a[i]));
+    for (std::size_t i = 0; i + guards < b.size(); ++i) mag = std::max(mag, kerntest::magnitude(b[i]));
+    EXPECT_LE(kerntest::magnitude(tiled - want), scale * mag * mag * static_cast<double>(r.count));
+    EXPECT_LE(kerntest::magnitude(by_term - want), scale * mag * mag * static_cast<double>(r.count));
+  }
+}
+
+TEST(FullDot, RandomPermutedDotsTiled) {
+  const std::uint64_t seed = 5550123;
+  std::printf("[full dot] permuted: seed %llu (+0..3 by dtype), 40 dots per dtype\n", static_cast<unsigned long long>(seed));
+  dot_stats st;
+  random_permuted_dots<float>(seed, 40, st);
+  random_permuted_dots<double>(seed + 1, 40, st);
+  random_permuted_dots<std::complex<float>>(seed + 2, 40, st);
+  random_permuted_dots<std::complex<double>>(seed + 3, 40, st);
+  std::printf("[full dot] permuted: %d checked, %d tiled\n", st.checked, st.tiled);
+  EXPECT_GT(st.tiled, 40) << "the tiled indexing must be exercised";
+}
+
 TEST(FullDot, LargeStepsAndTheirGrid) {
   // 2^20 terms, the size of regular3-n130's last step: dense and alike, so term i is element i.
   full_dot_record r;
@@ -130,26 +237,36 @@ TEST(FullDot, LargeStepsAndTheirGrid) {
   EXPECT_EQ(r.count, i64{1} << 20);
   EXPECT_EQ(r.contiguous, 1);
   EXPECT_EQ(r.pow2, 1);
-  EXPECT_EQ(r.blocks, (1 << 20) / (full_dot_threads * full_dot_terms_per_thread));
-  // B's modes in the other order: not contiguous, and term i reads B at the reversed digits.
+  EXPECT_EQ(r.blocks, std::min<i64>((i64{1} << 20) / (full_dot_threads * full_dot_terms_per_thread), full_dot_max_blocks));
+  // B's modes in the other order: not contiguous, and term i reads B at the reversed digits. Tiles
+  // of A's 5 fastest modes and B's 5 fastest (A's 5 slowest): 1024 terms, 1024 tiles.
   ASSERT_TRUE(describe_full_dot(dot_step(20, 2, true), r));
   EXPECT_EQ(r.contiguous, 0);
   std::int64_t ao = 0, bo = 0;
   full_dot_offsets(r, 1, ao, bo);
   EXPECT_EQ(ao, 1);
   EXPECT_EQ(bo, i64{1} << 19);
-  // 3^14 terms: the division decode; a grid of at most full_dot_max_blocks.
+  EXPECT_EQ(r.tile_n, 10);
+  EXPECT_EQ(r.tile_count, 1024);
+  EXPECT_EQ(r.outer_count, 1024);
+  EXPECT_EQ(r.blocks, 1024);
+  check_tiles(r);
+  // 3^14 terms: the division decode; tiles of 3^4 (A's fastest 81) and 3^4 (B's): 6561 terms, too
+  // many for a tile, so term by term on a grid of at most full_dot_max_blocks.
   ASSERT_TRUE(describe_full_dot(dot_step(14, 3, true), r));
   EXPECT_EQ(r.pow2, 0);
   EXPECT_EQ(r.count, 4782969);
+  EXPECT_EQ(r.tile_n, 0);
   EXPECT_EQ(r.blocks, full_dot_max_blocks);
   // A small one: one block.
   ASSERT_TRUE(describe_full_dot(dot_step(3, 2, false), r));
   EXPECT_EQ(r.blocks, 1);
-  // The host evaluator on the reversed step against evaluate_lowered, in f64.
-  const lowered_step l = dot_step(12, 2, true);
+  // The host evaluator on the reversed step against evaluate_lowered, in f64: tiled, then term by term.
+  const lowered_step l = dot_step(14, 2, true);
   ASSERT_TRUE(describe_full_dot(l, r));
-  std::vector<double> a(4096), b(4096);
+  EXPECT_EQ(r.tile_count, 1024);
+  EXPECT_EQ(r.outer_count, 16);
+  std::vector<double> a(16384), b(16384);
   for (std::size_t i = 0; i < a.size(); ++i) {
     a[i] = 1.0 + static_cast<double>(i % 7);
     b[i] = 0.5 - static_cast<double>(i % 5);
@@ -158,6 +275,9 @@ TEST(FullDot, LargeStepsAndTheirGrid) {
   evaluate_full_dot<double>(r, a.data(), b.data(), &got);
   evaluate_lowered<double>(l, a.data(), b.data(), &want);
   EXPECT_EQ(got, want) << "integer-valued terms: exact in any order";
+  r.tile_n = 0;
+  evaluate_full_dot<double>(r, a.data(), b.data(), &got);
+  EXPECT_EQ(got, want);
 }
 
 TEST(FullDot, RefusesWhatIsNoFullDot) {

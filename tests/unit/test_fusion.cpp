@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/fusion.hpp"
+#include "core/small_step_index.hpp"
 #include "core/step_lowering.hpp"
 #include "support/kernel_random.hpp"
 #include "tnrt/cpu.hpp"
@@ -245,7 +246,7 @@ TEST(PlanFusion, ReferenceNetwork) {
 // ---- describe_small_step + evaluate_small_step vs evaluate_lowered -----------------------------
 
 struct step_stats {
-  int checked = 0, refused = 0, unary = 0, scalar_out = 0, pow2 = 0;
+  int checked = 0, refused = 0, unary = 0, scalar_out = 0, pow2 = 0, staged = 0;
 };
 
 // Operand buffers: span elements, then `guards` NaN elements.
@@ -289,6 +290,26 @@ void check_small_step(std::mt19937_64& rng, const kerntest::step_case& sc, const
   for (int i = 0; i < r.n_out; ++i) all_pow2 = all_pow2 && std::has_single_bit(static_cast<unsigned>(r.out_extent[i]));
   for (int i = 0; i < r.n_sum; ++i) all_pow2 = all_pow2 && std::has_single_bit(static_cast<unsigned>(r.sum_extent[i]));
   EXPECT_EQ(r.pow2 != 0, all_pow2);
+  // The spans the kernel stages in shared memory: 1 + the largest offset any term reads.
+  i64 max_a = 0, max_b = 0;
+  for (std::int32_t o = 0; o < r.out_count; ++o) {
+    std::int64_t ao = 0, bo = 0, dof = 0;
+    small_step_index::out_offsets(r, o, ao, bo, dof);
+    for (std::int32_t k = 0; k < r.sum_count; ++k) {
+      std::int64_t ak = 0, bk = 0;
+      small_step_index::sum_offsets(r, k, ak, bk);
+      max_a = std::max(max_a, ao + ak);
+      max_b = std::max(max_b, bo + bk);
+    }
+  }
+  if (max_a < small_step_stage_elements && (sc.unary || max_b < small_step_stage_elements)) {
+    ++st.staged;
+    EXPECT_EQ(r.a_span, max_a + 1);
+    EXPECT_EQ(r.b_span, sc.unary ? 0 : max_b + 1);
+  } else {
+    EXPECT_EQ(r.a_span, 0);
+    EXPECT_EQ(r.b_span, 0);
+  }
   evaluate_small_step<T>(r);
   if (r.pow2 != 0) {
     ++st.pow2;
@@ -329,6 +350,7 @@ TEST(SmallStepRecord, RandomStepsMatchEvaluateLowered) {
   EXPECT_GT(st.unary, 100);
   EXPECT_GT(st.scalar_out, 50);
   EXPECT_GT(st.pow2, 100) << "the power-of-two decode must be exercised";
+  EXPECT_GT(st.staged, 1000) << "operands staged in shared memory";
   EXPECT_LT(st.pow2, st.checked) << "and the division decode too";
 }
 
