@@ -48,7 +48,7 @@ constexpr option_spec contract_specs[] = {
     {"workspace-cap", true}, {"no-graph", false}, {"jit", false}, {"jit-steps", true}, {"kernel-ranks", true}, {"gemm-algos", true}, {"gemm-algo-min-ms", true},
     {"autotune", false},     {"json", true},      {"quiet", false},
     {"bandwidth", true},     {"layout", true},    {"no-fuse", false},
-    {"tiled", true},         {"dot", true},
+    {"tiled", true},         {"dot", true},       {"fuse-stage", true},
     {"algo", true},        {"fuse-max", true},    {"profile", false},
     {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
     {"ranks", true},        {"schedule", true},
@@ -100,6 +100,8 @@ GPU knobs:
   --tiled auto|on|off        large x small steps via tnrt's tiled streaming kernel (default auto: compiled
                              mode times it (both layouts) against cuTENSOR per step and keeps the fastest,
                              eager uses it wherever it applies; on: the kernel wherever it applies)
+  --fuse-stage on|off        stage a fused small step's operands in shared memory when its results sum more than
+                             four terms each (default on; off: read them where they lie, the A/B)
   --dot auto|on|off          compiled: a step whose result is one element (a closed network's last step) is
                              timed through tnrt's full-contraction kernel and runs there when faster (auto,
                              the default); on: the kernel wherever it applies; off: cuTENSOR
@@ -439,6 +441,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.fuse_small_steps = !a.has("no-fuse");
   o.tiled_kernel = choice_knob(a, "tiled");
   o.full_dot = choice_knob(a, "dot");
+  o.fuse_stage = a.choice_or("fuse-stage", "on", {"on", "off"}) == "on";
   o.fuse_max_elements = a.int_or("fuse-max", o.fuse_max_elements, 1, 1 << 20);
   o.jit = a.has("jit");
   o.jit_steps = static_cast<int>(a.int_or("jit-steps", 0, 0, 1 << 16));
@@ -614,6 +617,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"fuse_small_steps", opt.fuse_small_steps},
                   {"tiled_kernel", knob_name(opt.tiled_kernel)},
                   {"full_dot", knob_name(opt.full_dot)},
+                  {"fuse_stage", opt.fuse_stage},
                   {"fuse_max_elements", opt.fuse_max_elements},
                   {"jit", opt.jit},
                   {"jit_steps", opt.jit_steps},
@@ -1116,6 +1120,7 @@ int run_contract(std::span<char* const> argv) {
   (void)a.choice_or("layout", "auto", {"auto", "follow", "column", "row", "planned"});
   (void)a.choice_or("tiled", "auto", {"auto", "on", "off"});
   (void)a.choice_or("dot", "auto", {"auto", "on", "off"});
+  (void)a.choice_or("fuse-stage", "on", {"on", "off"});
   (void)a.choice_or("retire", "deferred", {"deferred", "barrier"});
   (void)a.int_or("retire-capacity", 1, 1, 1 << 20);
   (void)a.bytes_or("workspace-cap", 0);

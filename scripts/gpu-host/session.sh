@@ -91,8 +91,9 @@ for s in "$@"; do
             run_fam $s ${FAM_BUDGET:-$fb} $fa ;;
     fam-roof) # where compiled's time goes on the suite's eleven memory-bound networks (a step profile each,
             # bench/roofline.py); its own folder, not merged into the table's times
-            # beside it the A/B of the full-contraction kernel (variant "compiled dot off": the last step on cuTENSOR)
-            run_fam fam-roof ${FAM_BUDGET:-240} --skip-peers --only=compiled --only="compiled dot off" --roofline --timeout 60 \
+            # beside it the A/Bs of the full-contraction kernel (variant "compiled dot off": the last step on
+            # cuTENSOR) and of the fused launch's staging (variant "compiled no stage")
+            run_fam fam-roof ${FAM_BUDGET:-300} --skip-peers --only=compiled --only="compiled dot off" --only="compiled no stage" --roofline --timeout 60 \
               --problem='reference*' --problem='rqc-4x5-c14-amp' --problem='rqc-5x6*' --problem='qaoa-maxcut-n24-p4' \
               --problem='qaoa-zz*' --problem='regular3-n130' --problem='regular4*' --problem='hyper-n90*' \
               --problem='lattice-10x10-d4' --problem='peps*' --problem='mpo-heis-L40*' ;;

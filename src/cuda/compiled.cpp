@@ -491,6 +491,7 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
       const step& s = p.tree.steps[k];
       if (!describe_small_step(c.plan.lowered[k], ptr_of(s.lhs), s.rhs >= 0 ? ptr_of(s.rhs) : nullptr, ptr_of(static_cast<int>(n + k)), records[i]))
         throw internal_error("compiled_program: an absorbed step no longer fits a record");
+      if (!opt_.fuse_stage) records[i].a_span = records[i].b_span = 0;  // read in place
     }
     for (int kk : fusion_.absorbed) {
       const step& s = p.tree.steps[static_cast<std::size_t>(kk)];

@@ -96,11 +96,12 @@ def test_suite_shape():
     s = SUITE_DOC
     assert s["name"] == "families"
     assert [v["name"] for v in s["variants"]] == ["eager", "compiled", "compiled static", "compiled gemm workspace",
-                                                  "compiled jit", "compiled tf32", "compiled dot off"]
-    assert [v["mode"] for v in s["variants"]] == ["eager"] + ["compiled"] * 6
+                                                  "compiled jit", "compiled tf32", "compiled dot off", "compiled no stage"]
+    assert [v["mode"] for v in s["variants"]] == ["eager"] + ["compiled"] * 7
     # eager's eight warm-ups: it learns a network's layout over its first eight calls (four layouts)
     assert [v["options"] for v in s["variants"]] == [["--warmup", "8"], [], ["--static-inputs"], ["--gemm-workspace", "32M"],
-                                                     ["--jit-steps", "4"], ["--precision", "tf32"], ["--dot", "off"]]
+                                                     ["--jit-steps", "4"], ["--precision", "tf32"], ["--dot", "off"],
+                                                     ["--fuse-stage", "off"]]
     # the A/B variants run on the networks they concern only, and every glob names a network
     names = [p["name"] for p in s["problems"]]
     for v in s["variants"][3:]:
