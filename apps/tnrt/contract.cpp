@@ -100,8 +100,8 @@ GPU knobs:
   --tiled auto|on|off        large x small steps via tnrt's tiled streaming kernel (default auto: compiled
                              mode times it (both layouts) against cuTENSOR per step and keeps the fastest,
                              eager uses it wherever it applies; on: the kernel wherever it applies)
-  --fuse-stage on|off        stage a fused small step's operands in shared memory when its results sum more than
-                             four terms each (default on; off: read them where they lie, the A/B)
+  --fuse-stage on|off        stage a fused small step's operands (at most 1024 elements each) in shared memory
+                             (default on; off: read them where they lie, the A/B)
   --dot auto|on|off          compiled: a step whose result is one element (a closed network's last step) is
                              timed through tnrt's full-contraction kernel and runs there when faster (auto,
                              the default); on: the kernel wherever it applies; off: cuTENSOR

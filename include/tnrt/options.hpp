@@ -85,9 +85,9 @@ struct options {
   /// fused launch instead of one library call each.
   bool fuse_small_steps = true;
   std::int64_t fuse_max_elements = 1024;
-  /// In the fused launch, a step whose results sum more than four terms each and whose operands
-  /// span at most 1024 elements copies them into shared memory first (src/core/fusion.hpp); false:
-  /// every step reads its operands where they lie (the A/B switch, CLI --fuse-stage off).
+  /// In the fused launch, a step whose operands span at most 1024 elements copies them into shared
+  /// memory first (src/core/fusion.hpp); false: every step reads its operands where they lie (the
+  /// A/B switch, CLI --fuse-stage off).
   bool fuse_stage = true;
   /// Large x small steps (src/core/tiled.hpp) through tnrt's tiled streaming kernel.
   kernel_choice tiled_kernel = kernel_choice::automatic;

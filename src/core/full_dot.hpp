@@ -12,15 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/host_device.hpp"
 #include "core/step_lowering.hpp"
-
-#if !defined(TNRT_HOST_DEVICE)
-#if defined(__CUDACC__)
-#define TNRT_HOST_DEVICE __host__ __device__
-#else
-#define TNRT_HOST_DEVICE
-#endif
-#endif
 
 namespace tnrt {
 
@@ -33,9 +26,6 @@ inline constexpr int full_dot_terms_per_thread = 2;
 /// modes cover at least full_dot_run elements of each operand's fastest modes.
 inline constexpr int full_dot_tile_max = 1024;
 inline constexpr int full_dot_run = 32;
-/// Tiled: at most this many blocks (two per SM of an H100 or H200), so that each block's tables
-/// (the tile's offsets) serve several tiles.
-inline constexpr int full_dot_tile_blocks = 264;
 
 /// Scratch a full dot needs beside its operands: full_dot_max_blocks partial sums of the element
 /// type, then an unsigned counter (zero before the first launch; the kernel leaves it zero).
@@ -67,8 +57,6 @@ struct full_dot_record {
   std::int64_t outer_count = 1;
   std::int8_t tile_a[full_dot_max_modes] = {}, tile_b[full_dot_max_modes] = {}, outer[full_dot_max_modes] = {};
   std::int32_t tile_weight[full_dot_max_modes] = {};
-  /// With pow2: the digits' shifts in the tile's A order, its B order and the outer order.
-  std::uint8_t tile_a_shift[full_dot_max_modes] = {}, tile_b_shift[full_dot_max_modes] = {}, outer_shift[full_dot_max_modes] = {};
 };
 
 /// The offsets in A and B of term i (both evaluators).
@@ -90,32 +78,31 @@ TNRT_HOST_DEVICE inline void full_dot_offsets(const full_dot_record& r, std::int
   }
 }
 
-/// Tiled: position p of a tile in A's order, its offset in A from the tile's base (31 bits).
+/// Tiled: position p of a tile in A's order, its offset in A from the tile's base.
 TNRT_HOST_DEVICE inline std::int32_t full_dot_tile_a(const full_dot_record& r, std::int32_t p) {
-  std::int32_t off = 0;
+  std::int64_t off = 0;
   for (int j = r.tile_n - 1; j >= 0; --j) {
     const int m = r.tile_a[j];
-    const auto e = static_cast<std::int32_t>(r.extent[m]);
-    const std::int32_t x = r.pow2 != 0 ? (p >> r.tile_a_shift[j]) & (e - 1) : p % e;
-    if (r.pow2 == 0) p /= e;
-    off += x * static_cast<std::int32_t>(r.a_stride[m]);
+    off += (p % r.extent[m]) * r.a_stride[m];
+    p = static_cast<std::int32_t>(p / r.extent[m]);
   }
-  return off;
+  return static_cast<std::int32_t>(off);
 }
 
 /// Tiled: position q of a tile in B's order, its offset in B from the tile's base and its slot (its
 /// position in A's order).
 TNRT_HOST_DEVICE inline void full_dot_tile_b(const full_dot_record& r, std::int32_t q, std::int32_t& off, std::int32_t& slot) {
-  off = 0;
-  slot = 0;
+  std::int64_t o = 0;
+  std::int32_t s = 0;
   for (int j = r.tile_n - 1; j >= 0; --j) {
     const int m = r.tile_b[j];
-    const auto e = static_cast<std::int32_t>(r.extent[m]);
-    const std::int32_t x = r.pow2 != 0 ? (q >> r.tile_b_shift[j]) & (e - 1) : q % e;
-    if (r.pow2 == 0) q /= e;
-    off += x * static_cast<std::int32_t>(r.b_stride[m]);
-    slot += x * r.tile_weight[m];
+    const auto x = static_cast<std::int32_t>(q % r.extent[m]);
+    q = static_cast<std::int32_t>(q / r.extent[m]);
+    o += x * r.b_stride[m];
+    s += x * r.tile_weight[m];
   }
+  off = static_cast<std::int32_t>(o);
+  slot = s;
 }
 
 /// Tiled: the bases in A and B of tile u.
@@ -123,8 +110,8 @@ TNRT_HOST_DEVICE inline void full_dot_tile_base(const full_dot_record& r, std::i
   ba = bb = 0;
   for (int j = r.outer_n - 1; j >= 0; --j) {
     const int m = r.outer[j];
-    const std::int64_t x = r.pow2 != 0 ? (u >> r.outer_shift[j]) & (r.extent[m] - 1) : u % r.extent[m];
-    if (r.pow2 == 0) u /= r.extent[m];
+    const std::int64_t x = u % r.extent[m];
+    u /= r.extent[m];
     ba += x * r.a_stride[m];
     bb += x * r.b_stride[m];
   }

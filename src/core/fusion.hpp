@@ -44,9 +44,6 @@ inline constexpr int small_step_max_modes = 12;
 /// shared memory before its step runs (small_step_record::a_span): one round of loads, all in
 /// flight together, instead of a round trip to memory for each summed term.
 inline constexpr std::int32_t small_step_stage_elements = 1024;
-/// Staged only when each result sums more terms than this: the kernel's summing loop keeps four
-/// terms' loads in flight, so a step of at most four terms costs one round of loads either way.
-inline constexpr std::int32_t small_step_stage_min_terms = 4;
 
 /// One absorbed step as the fused kernel reads it: D[o] = sum_k A[a(o,k)] * B[b(o,k)] (B null: a
 /// reduction), o over D's modes, k over the summed modes, offsets in elements.
@@ -66,8 +63,8 @@ struct small_step_record {
   std::int32_t pow2 = 0;
   std::uint8_t out_shift[small_step_max_modes] = {}, sum_shift[small_step_max_modes] = {};
   /// 1 + the largest offset the step reads in A and in B (0 for no B), when both are at most
-  /// small_step_stage_elements and a result sums more than small_step_stage_min_terms terms: the
-  /// kernel stages a[0, a_span) and b[0, b_span) in shared memory. 0 and 0 otherwise (read in place).
+  /// small_step_stage_elements: the kernel stages a[0, a_span) and b[0, b_span) in shared memory.
+  /// 0 and 0 otherwise (read in place).
   std::int32_t a_span = 0, b_span = 0;
 };
 

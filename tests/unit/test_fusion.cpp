@@ -302,7 +302,7 @@ void check_small_step(std::mt19937_64& rng, const kerntest::step_case& sc, const
       max_b = std::max(max_b, bo + bk);
     }
   }
-  if (r.sum_count > small_step_stage_min_terms && max_a < small_step_stage_elements && (sc.unary || max_b < small_step_stage_elements)) {
+  if (max_a < small_step_stage_elements && (sc.unary || max_b < small_step_stage_elements)) {
     ++st.staged;
     EXPECT_EQ(r.a_span, max_a + 1);
     EXPECT_EQ(r.b_span, sc.unary ? 0 : max_b + 1);
@@ -350,7 +350,7 @@ TEST(SmallStepRecord, RandomStepsMatchEvaluateLowered) {
   EXPECT_GT(st.unary, 100);
   EXPECT_GT(st.scalar_out, 50);
   EXPECT_GT(st.pow2, 100) << "the power-of-two decode must be exercised";
-  EXPECT_GT(st.staged, 100) << "operands staged in shared memory";
+  EXPECT_GT(st.staged, 1000) << "operands staged in shared memory";
   EXPECT_LT(st.pow2, st.checked) << "and the division decode too";
 }
 
