@@ -6,12 +6,7 @@
 #include <cstdint>
 
 #include "core/fusion.hpp"
-
-#if defined(__CUDACC__)
-#define TNRT_HOST_DEVICE __host__ __device__
-#else
-#define TNRT_HOST_DEVICE
-#endif
+#include "core/host_device.hpp"
 
 namespace tnrt::small_step_index {
 

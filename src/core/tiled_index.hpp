@@ -4,13 +4,8 @@
 // mode fastest.
 #include <cstdint>
 
+#include "core/host_device.hpp"
 #include "core/tiled.hpp"
-
-#if defined(__CUDACC__)
-#define TNRT_HOST_DEVICE __host__ __device__
-#else
-#define TNRT_HOST_DEVICE
-#endif
 
 namespace tnrt::tiled_index {
 
