@@ -166,6 +166,9 @@ class program {
   [[nodiscard]] int gemm_chosen() const;
   /// Of those, the steps on a cuBLASLt algorithm that timing chose (options::gemm_algos).
   [[nodiscard]] int gemm_algos_chosen() const;
+  /// Steps whose result is one element that run through tnrt's full-contraction kernel
+  /// (options::full_dot).
+  [[nodiscard]] int dots_chosen() const;
   /// The intermediate layout the program runs under ("column", "row" or "follow"; "" on the CPU),
   /// and each layout compile timed (options::time_layouts) with its replay's milliseconds.
   [[nodiscard]] std::string layout() const;

@@ -360,6 +360,8 @@ class py_context {
       else if (key == "fuse_small_steps") opt_.fuse_small_steps = nb::cast<bool>(v);
       else if (key == "fuse_max_elements") opt_.fuse_max_elements = nb::cast<std::int64_t>(v);
       else if (key == "tiled_kernel") opt_.tiled_kernel = choice_of(key, v);
+      else if (key == "full_dot") opt_.full_dot = choice_of(key, v);
+      else if (key == "fuse_stage") opt_.fuse_stage = nb::cast<bool>(v);
       else if (key == "algo_timing") opt_.library_algos = choice_of(key, v);
       else if (key == "gemm") opt_.gemm_lowering = choice_of(key, v);
       else if (key == "gemm_copies") opt_.gemm_copies = choice_of(key, v);
@@ -500,6 +502,7 @@ class py_program {
     d["gemm_candidates"] = prog_.gemm_candidates();
     d["gemm_chosen"] = prog_.gemm_chosen();
     d["gemm_algos_chosen"] = prog_.gemm_algos_chosen();
+    d["dots_chosen"] = prog_.dots_chosen();
     d["layout"] = prog_.layout();
     nb::dict lt;
     for (const auto& [name, ms] : prog_.layout_times()) lt[name.c_str()] = ms;

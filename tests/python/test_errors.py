@@ -148,6 +148,12 @@ def test_context_options_are_checked():
     for value in (-1, 65):
         with pytest.raises(tnrt.UsageError, match="gemm_algos"):
             _tnrt.Context(-1, {"gemm_algos": value})
+    # the full-contraction kernel, as the CLI's --dot (auto|on|off)
+    for value in ("never", "always", "automatic"):
+        _tnrt.Context(-1, {"full_dot": value})
+    with pytest.raises(tnrt.UsageError, match="full_dot"):
+        _tnrt.Context(-1, {"full_dot": "on"})
+    _tnrt.Context(-1, {"fuse_stage": False})
     for value in ("full", "tf32", "tf32x3"):
         _tnrt.Context(-1, {"precision": value})
     with pytest.raises(tnrt.UsageError, match="precision"):
