@@ -14,7 +14,9 @@ if [[ -z ${TNRT_CUBLAS_PATH:-} ]]; then
 fi
 echo "cuBLAS: ${TNRT_CUBLAS_PATH:-none found}"
 bin=/tmp/tnrt-bin
-if [[ -f .gpu-bin/bin.tar.xz ]]; then mkdir -p $bin && tar -xJf .gpu-bin/bin.tar.xz -C $bin; fi
+# Whichever archives this call carried (pack-bin.sh: bin-tools and bin-tests, one call each); what
+# earlier calls unpacked stays in $bin.
+for f in .gpu-bin/bin*.tar.xz; do [[ -f $f ]] && mkdir -p $bin && tar -xJf "$f" -C $bin; done
 export TNRT_CUPTI_DIR=$bin  # pack-bin.sh bundles libcupti.so.13 there (--profile, test_cuda_profiler)
 export TNRT_SOURCE_DIR=$PWD PYTHONUNBUFFERED=1
 ref=data/tensornetwork_permutation_optimized.json
