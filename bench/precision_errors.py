@@ -10,13 +10,13 @@ exact for the constant fills, NumPy in float64 for the random ones.
 """
 import argparse
 import json
+import os
 import sys
 
+from suite_table import emit
 
-def as_complex(v):
-    if isinstance(v, (list, tuple)):
-        return complex(v[0], v[1] if len(v) > 1 else 0.0)
-    return complex(v)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
+from common import as_complex  # noqa: E402  (the harness's reading of results: [re, im], {"re", "im"}, numbers)
 
 
 def relative_error(result, reference):
@@ -49,11 +49,7 @@ def main(argv):
         err = relative_error(r["result"], refs.get(r["problem"]))
         lines.append(f"| {r['problem']} | {r['variant']} | {r['median_ms']:.3f} | "
                      f"{'—' if err is None else f'{err:.1e}'} | {'yes' if r.get('verified') else 'no'} |")
-    text = "\n".join(lines) + "\n"
-    sys.stdout.write(text)
-    if a.md:
-        with open(a.md, "w") as f:
-            f.write(text)
+    emit(lines, a.md)
     return 0
 
 

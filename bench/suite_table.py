@@ -27,6 +27,16 @@ def fnum(x: str) -> float | None:
         return None
 
 
+def emit(lines: list[str], md: str | None) -> None:
+    """Prints a table (its lines) and, with `md`, writes the same text there: the tail of every
+    table script here (variant_table, precision_errors, launch_summary)."""
+    text = "\n".join(lines) + "\n"
+    sys.stdout.write(text)
+    if md:
+        with open(md, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
 def by_problem(rows: list[dict]) -> tuple[dict[str, dict[str, dict]], list[str]]:
     """results.csv rows as {problem: {variant: row}}, and the problems in their first order."""
     by: dict[str, dict[str, dict]] = {}
@@ -106,11 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append("")
         lines.append(f"tnrt eager ahead of torch eager on {sum(x > 1 for x in eager_vs_torch)} of {len(eager_vs_torch)}; "
                      f"geometric mean of torch eager / tnrt eager {g:.2f}×.")
-    text = "\n".join(lines) + "\n"
-    sys.stdout.write(text)
-    if args.md:
-        with open(args.md, "w", encoding="utf-8") as f:
-            f.write(text)
+    emit(lines, args.md)
     return 0
 
 

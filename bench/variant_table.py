@@ -14,7 +14,7 @@ import csv
 import math
 import sys
 
-from suite_table import by_problem, fnum
+from suite_table import by_problem, emit, fnum
 
 
 def table(rows: list[dict], base: str, variants: list[str]) -> list[str]:
@@ -74,11 +74,7 @@ def main() -> int:
     if not rows or "variant" not in rows[0]:
         print(f"variant_table: {a.csv} is not a harness results.csv", file=sys.stderr)
         return 2
-    text = "\n".join(table(rows, a.base, a.variant)) + "\n"
-    sys.stdout.write(text)
-    if a.md:
-        with open(a.md, "w") as f:
-            f.write(text)
+    emit(table(rows, a.base, a.variant), a.md)
     return 0
 
 
