@@ -8,7 +8,7 @@
 // also in a fixed order: the result is the same on every run.
 //
 // Plan (describe_full_dot, host, no CUDA) and run (launch_full_dot) are separate; evaluate_full_dot
-// is the kernel's order of summation on the host, for tests.
+// is the kernel's indexing on the host (not its order of summation), for tests.
 #include <cstddef>
 #include <cstdint>
 

@@ -77,7 +77,7 @@ fusion_plan no_fusion(std::size_t steps) {
   return f;
 }
 
-bool describe_small_step(const lowered_step& s, const void* a, const void* b, void* d, small_step_record& out) {
+bool describe_small_step(const lowered_step& s, const void* a, const void* b, void* d, small_step_record& out, bool stage) {
   small_step_record r;
   r.a = a;
   r.b = s.kind == lowered_kind::contraction ? b : nullptr;
@@ -155,7 +155,7 @@ bool describe_small_step(const lowered_step& s, const void* a, const void* b, vo
     if (r.b != nullptr) b_span += std::int64_t{r.sum_extent[i] - 1} * r.sum_b[i];
     forward = forward && r.sum_a[i] >= 0 && r.sum_b[i] >= 0;
   }
-  if (forward && a_span <= small_step_stage_elements && b_span <= small_step_stage_elements) {
+  if (stage && forward && a_span <= small_step_stage_elements && b_span <= small_step_stage_elements) {
     r.a_span = static_cast<std::int32_t>(a_span);
     r.b_span = static_cast<std::int32_t>(b_span);
   }

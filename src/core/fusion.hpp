@@ -69,8 +69,9 @@ struct small_step_record {
 };
 
 /// False (record untouched) when the step does not fit a record (too many modes, a stride or count
-/// beyond 32 bits): it then goes to the library.
-bool describe_small_step(const lowered_step& s, const void* a, const void* b, void* d, small_step_record& out);
+/// beyond 32 bits): it then goes to the library. `stage` false (options::fuse_stage): no operand is
+/// staged in shared memory (a_span and b_span 0).
+bool describe_small_step(const lowered_step& s, const void* a, const void* b, void* d, small_step_record& out, bool stage = true);
 
 template <class T>
 void evaluate_small_step(const small_step_record& r);

@@ -397,12 +397,16 @@ compiled_program::layout compiled_program::plan_buffers(const problem& p, const 
   if (fused) table_bytes_ = fusion_.absorbed.size() * sizeof(small_step_record) + fusion_.subtree_begin.size() * sizeof(int);
   // After them, the scratch of each full contraction (options::full_dot): its partial sums and counter.
   dot_steps_.clear();
+  dot_records_.clear();
   if (opt_.full_dot != kernel_choice::never) {
     for (int kk : fusion_.library_steps) {
       const auto k = static_cast<std::size_t>(kk);
       if (!plans_[k] || choices.plan.kernel[k] == step_kernel::tiled) continue;
       full_dot_record r;
-      if (describe_full_dot(choices.plan.lowered[k], r) && r.count >= opt_.full_dot_min_terms) dot_steps_.push_back(kk);
+      if (describe_full_dot(choices.plan.lowered[k], r) && r.count >= opt_.full_dot_min_terms) {
+        dot_steps_.push_back(kk);
+        dot_records_.push_back(r);
+      }
     }
   }
   dot_offset_ = aligned(fused ? table_bytes_ : 0);
@@ -489,9 +493,9 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
     for (std::size_t i = 0; i < fusion_.absorbed.size(); ++i) {
       const auto k = static_cast<std::size_t>(fusion_.absorbed[i]);
       const step& s = p.tree.steps[k];
-      if (!describe_small_step(c.plan.lowered[k], ptr_of(s.lhs), s.rhs >= 0 ? ptr_of(s.rhs) : nullptr, ptr_of(static_cast<int>(n + k)), records[i]))
+      if (!describe_small_step(c.plan.lowered[k], ptr_of(s.lhs), s.rhs >= 0 ? ptr_of(s.rhs) : nullptr, ptr_of(static_cast<int>(n + k)), records[i],
+                               opt_.fuse_stage))
         throw internal_error("compiled_program: an absorbed step no longer fits a record");
-      if (!opt_.fuse_stage) records[i].a_span = records[i].b_span = 0;  // read in place
     }
     for (int kk : fusion_.absorbed) {
       const step& s = p.tree.steps[static_cast<std::size_t>(kk)];
@@ -540,15 +544,13 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
     // The step as a full contraction (tnrt's kernel), when it is one: timed against the plan, or
     // taken (`always`). Its scratch's counter starts at zero.
     if (const auto it = std::find(dot_steps_.begin(), dot_steps_.end(), kk); it != dot_steps_.end()) {
-      full_dot_record r;
-      if (describe_full_dot(c.plan.lowered[k], r)) {
-        o.dot = r;
-        o.dot_scratch = static_cast<unsigned char*>(table_.get()) + dot_offset_ + static_cast<std::size_t>(it - dot_steps_.begin()) * full_dot_scratch_bytes(elem);
-        reset_full_dot_scratch(type_, o.dot_scratch, eng_->stream());
-        if (opt_.full_dot == kernel_choice::always) {
-          o.use_dot = true;
-          ++dots_chosen_;
-        }
+      const auto i = static_cast<std::size_t>(it - dot_steps_.begin());
+      o.dot = dot_records_[i];
+      o.dot_scratch = static_cast<unsigned char*>(table_.get()) + dot_offset_ + i * full_dot_scratch_bytes(elem);
+      reset_full_dot_scratch(type_, o.dot_scratch, eng_->stream());
+      if (opt_.full_dot == kernel_choice::always) {
+        o.use_dot = true;
+        ++dots_chosen_;
       }
     }
     // The step as one GEMM (cuBLAS), when it is one: timed against the plan, or taken (`always`).

@@ -330,6 +330,7 @@ class compiled_program {
   device::pool_block table_;      // their records and subtree offsets, then the full dots' scratch
   std::size_t table_bytes_ = 0;
   std::vector<int> dot_steps_;    // library steps that are full contractions (options::full_dot)
+  std::vector<full_dot_record> dot_records_;  // theirs, planned with the buffers
   std::size_t dot_offset_ = 0;    // where their scratch starts in table_, one full_dot_scratch_bytes each
   int dots_chosen_ = 0;
   fusion_plan fusion_;

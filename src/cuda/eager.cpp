@@ -312,8 +312,7 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
       const auto k = static_cast<std::size_t>(fusion.absorbed[i]);
       const step& s = p.tree.steps[k];
       (void)describe_small_step(lowered[k], ops[static_cast<std::size_t>(s.lhs)].ptr, s.rhs >= 0 ? ops[static_cast<std::size_t>(s.rhs)].ptr : nullptr,
-                                ops[n + k].ptr, records[i]);
-      if (!eng.opts().fuse_stage) records[i].a_span = records[i].b_span = 0;  // read in place
+                                ops[n + k].ptr, records[i], eng.opts().fuse_stage);
     }
     try {
       launch_small_steps_from_host(p.type, records.data(), fusion.subtree_begin.data(), static_cast<int>(fusion.subtrees()), cuda_stream);

@@ -1,10 +1,11 @@
-#include "cuda/cuda_check.hpp"
-#include "cuda/device_complex.cuh"
 #include "cuda/small_steps.hpp"
-#include "core/small_step_index.hpp"
 
 #include <algorithm>
 #include <cstdint>
+
+#include "core/small_step_index.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/device_complex.cuh"
 
 namespace tnrt::cuda {
 namespace {

@@ -28,8 +28,10 @@
 #include <string>
 #include <vector>
 
+#include "core/full_dot.hpp"
 #include "core/mode_orders.hpp"
 #include "core/step_lowering.hpp"
+#include "core/step_plan.hpp"
 #include "cuda/compiled.hpp"
 #include "cuda/eager.hpp"
 #include "tnrt/cpu.hpp"
@@ -584,8 +586,9 @@ TEST_F(Differential, CompiledGemmLoweringBatchedChain) {
 
 // The full-contraction kernel (options::full_dot): networks whose last step's result is one
 // element, its operands alike (dense, the same order: one block of terms), in other orders (the
-// index decode), with extents not powers of two (the division decode), and large enough for a grid
-// of hundreds of blocks whose partial sums the last block adds. `always` runs the kernel there and
+// index decode, and in shared-memory tiles: the 14-mode case, checked to plan tiles), with extents
+// not powers of two (the division decode), and large enough for a grid of hundreds of blocks whose
+// partial sums the last block adds. `always` runs the kernel there and
 // must match the CPU engine in all four types; a second run on new values must match again (the
 // counter the kernel resets, no stale partial sums), on the graph and on the stream. `automatic`
 // times it and still matches.
@@ -595,10 +598,11 @@ TEST_F(Differential, CompiledFullDotMatchesCpu) {
     std::vector<std::vector<std::int64_t>> shapes;
     std::vector<std::vector<int>> path;
   };
-  const std::vector<std::int64_t> twos(11, 2), fours(10, 4);
+  const std::vector<std::int64_t> twos(11, 2), fours(10, 4), twos14(14, 2);
   const std::vector<dot_case> cases = {
       {"abcdefghijk,abcdefghijk->", {twos, twos}, {{0, 1}}},
       {"abcdefghijk,kjihgfedcba->", {twos, twos}, {{0, 1}}},
+      {"abcdefghijklmn,nmlkjihgfedcba->", {twos14, twos14}, {{0, 1}}},  // tiles: 16 of 1024 terms
       {"abcdefghij,abcdefghij->", {fours, fours}, {{0, 1}}},          // 2^20 terms: 512 blocks
       {"abcde,edcba->", {{3, 5, 7, 9, 11}, {11, 9, 7, 5, 3}}, {{0, 1}}},  // the division decode
       {"ab,bc,ca->", {{64, 48}, {48, 80}, {80, 64}}, {{0, 1}, {0, 1}}},     // a dot after a GEMM
@@ -617,6 +621,11 @@ TEST_F(Differential, CompiledFullDotMatchesCpu) {
           p.tree = tree_from_linear_path(p.net, dc.path);
           p.type = t;
           p.source = dc.expr;
+          if (std::string(dc.expr).size() > 30) {  // the tiled case: its last step must plan tiles
+            full_dot_record r;
+            ASSERT_TRUE(describe_full_dot(plan_steps(p, opt).lowered.back(), r));
+            EXPECT_GT(r.tile_n, 0) << dc.expr;
+          }
           cuda::compiled_program prog(eng, p);
           EXPECT_EQ(prog.dot_candidates(), 1) << dc.expr;
           if (choice == kernel_choice::always) {

@@ -310,6 +310,14 @@ void check_small_step(std::mt19937_64& rng, const kerntest::step_case& sc, const
     EXPECT_EQ(r.a_span, 0);
     EXPECT_EQ(r.b_span, 0);
   }
+  // Not staged when asked so (options::fuse_stage false): the same record, spans 0.
+  small_step_record unstaged;
+  ASSERT_TRUE(describe_small_step(l, a.data(), sc.unary ? nullptr : b.data(), got.data(), unstaged, false));
+  EXPECT_EQ(unstaged.a_span, 0);
+  EXPECT_EQ(unstaged.b_span, 0);
+  EXPECT_EQ(unstaged.out_count, r.out_count);
+  EXPECT_EQ(unstaged.sum_count, r.sum_count);
+  EXPECT_EQ(unstaged.pow2, r.pow2);
   evaluate_small_step<T>(r);
   if (r.pow2 != 0) {
     ++st.pow2;
