@@ -58,7 +58,19 @@ void plan_tiles(full_dot_record& r) {
   for (int m = 0; m < r.n; ++m)
     if (!in_tile(m)) r.outer[r.outer_n++] = static_cast<std::int8_t>(m);
   r.outer_count = r.count / tile_count;
-  r.blocks = static_cast<std::int32_t>(std::min<std::int64_t>(r.outer_count, full_dot_max_blocks));
+  r.blocks = static_cast<std::int32_t>(std::min<std::int64_t>(r.outer_count, full_dot_tile_blocks));
+  if (r.pow2 != 0) {  // each order's digits as shifts, its last mode fastest
+    const auto shifts = [&](const std::int8_t* modes, int n, std::uint8_t* shift) {
+      int bits = 0;
+      for (int j = n - 1; j >= 0; --j) {
+        shift[j] = static_cast<std::uint8_t>(bits);
+        bits += std::countr_zero(static_cast<std::uint64_t>(r.extent[modes[j]]));
+      }
+    };
+    shifts(r.tile_a, r.tile_n, r.tile_a_shift);
+    shifts(r.tile_b, r.tile_n, r.tile_b_shift);
+    shifts(r.outer, r.outer_n, r.outer_shift);
+  }
 }
 
 }  // namespace

@@ -26,6 +26,9 @@ inline constexpr int full_dot_terms_per_thread = 2;
 /// modes cover at least full_dot_run elements of each operand's fastest modes.
 inline constexpr int full_dot_tile_max = 1024;
 inline constexpr int full_dot_run = 32;
+/// Tiled: at most this many blocks (two per SM of an H100 or H200), so that each block's tables
+/// (the tile's offsets) serve several tiles.
+inline constexpr int full_dot_tile_blocks = 264;
 
 /// Scratch a full dot needs beside its operands: full_dot_max_blocks partial sums of the element
 /// type, then an unsigned counter (zero before the first launch; the kernel leaves it zero).
@@ -57,6 +60,8 @@ struct full_dot_record {
   std::int64_t outer_count = 1;
   std::int8_t tile_a[full_dot_max_modes] = {}, tile_b[full_dot_max_modes] = {}, outer[full_dot_max_modes] = {};
   std::int32_t tile_weight[full_dot_max_modes] = {};
+  /// With pow2: the digits' shifts in the tile's A order, its B order and the outer order.
+  std::uint8_t tile_a_shift[full_dot_max_modes] = {}, tile_b_shift[full_dot_max_modes] = {}, outer_shift[full_dot_max_modes] = {};
 };
 
 /// The offsets in A and B of term i (both evaluators).
@@ -78,31 +83,32 @@ TNRT_HOST_DEVICE inline void full_dot_offsets(const full_dot_record& r, std::int
   }
 }
 
-/// Tiled: position p of a tile in A's order, its offset in A from the tile's base.
+/// Tiled: position p of a tile in A's order, its offset in A from the tile's base (31 bits).
 TNRT_HOST_DEVICE inline std::int32_t full_dot_tile_a(const full_dot_record& r, std::int32_t p) {
-  std::int64_t off = 0;
+  std::int32_t off = 0;
   for (int j = r.tile_n - 1; j >= 0; --j) {
     const int m = r.tile_a[j];
-    off += (p % r.extent[m]) * r.a_stride[m];
-    p = static_cast<std::int32_t>(p / r.extent[m]);
+    const auto e = static_cast<std::int32_t>(r.extent[m]);
+    const std::int32_t x = r.pow2 != 0 ? (p >> r.tile_a_shift[j]) & (e - 1) : p % e;
+    if (r.pow2 == 0) p /= e;
+    off += x * static_cast<std::int32_t>(r.a_stride[m]);
   }
-  return static_cast<std::int32_t>(off);
+  return off;
 }
 
 /// Tiled: position q of a tile in B's order, its offset in B from the tile's base and its slot (its
 /// position in A's order).
 TNRT_HOST_DEVICE inline void full_dot_tile_b(const full_dot_record& r, std::int32_t q, std::int32_t& off, std::int32_t& slot) {
-  std::int64_t o = 0;
-  std::int32_t s = 0;
+  off = 0;
+  slot = 0;
   for (int j = r.tile_n - 1; j >= 0; --j) {
     const int m = r.tile_b[j];
-    const auto x = static_cast<std::int32_t>(q % r.extent[m]);
-    q = static_cast<std::int32_t>(q / r.extent[m]);
-    o += x * r.b_stride[m];
-    s += x * r.tile_weight[m];
+    const auto e = static_cast<std::int32_t>(r.extent[m]);
+    const std::int32_t x = r.pow2 != 0 ? (q >> r.tile_b_shift[j]) & (e - 1) : q % e;
+    if (r.pow2 == 0) q /= e;
+    off += x * static_cast<std::int32_t>(r.b_stride[m]);
+    slot += x * r.tile_weight[m];
   }
-  off = static_cast<std::int32_t>(o);
-  slot = s;
 }
 
 /// Tiled: the bases in A and B of tile u.
@@ -110,8 +116,8 @@ TNRT_HOST_DEVICE inline void full_dot_tile_base(const full_dot_record& r, std::i
   ba = bb = 0;
   for (int j = r.outer_n - 1; j >= 0; --j) {
     const int m = r.outer[j];
-    const std::int64_t x = u % r.extent[m];
-    u /= r.extent[m];
+    const std::int64_t x = r.pow2 != 0 ? (u >> r.outer_shift[j]) & (r.extent[m] - 1) : u % r.extent[m];
+    if (r.pow2 == 0) u /= r.extent[m];
     ba += x * r.a_stride[m];
     bb += x * r.b_stride[m];
   }

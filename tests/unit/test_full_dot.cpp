@@ -60,7 +60,7 @@ void check_tiles(const full_dot_record& r) {
   EXPECT_EQ(outer, r.outer_count);
   EXPECT_EQ(tile * outer, r.count);
   EXPECT_LE(r.tile_count, full_dot_tile_max);
-  EXPECT_EQ(r.blocks, std::min<i64>(r.outer_count, full_dot_max_blocks));
+  EXPECT_EQ(r.blocks, std::min<i64>(r.outer_count, full_dot_tile_blocks));
   std::vector<int> slots(static_cast<std::size_t>(r.tile_count), 0);
   for (std::int32_t q = 0; q < r.tile_count; ++q) {
     std::int32_t off = 0, slot = 0;
@@ -252,7 +252,7 @@ TEST(FullDot, LargeStepsAndTheirGrid) {
   EXPECT_EQ(r.tile_n, 10);
   EXPECT_EQ(r.tile_count, 1024);
   EXPECT_EQ(r.outer_count, 1024);
-  EXPECT_EQ(r.blocks, 1024);
+  EXPECT_EQ(r.blocks, full_dot_tile_blocks);
   check_tiles(r);
   // 3^14 terms: the division decode; tiles of 3^4 (A's fastest 81) and 3^4 (B's): 6561 terms, too
   // many for a tile, so term by term on a grid of at most full_dot_max_blocks.
