@@ -101,7 +101,7 @@ GPU knobs:
                              mode times it (both layouts) against cuTENSOR per step and keeps the fastest,
                              eager uses it wherever it applies; on: the kernel wherever it applies)
   --fuse-stage on|off        stage a fused small step's operands (at most 1024 elements each) in shared memory
-                             (default on; off: read them where they lie, the A/B)
+                             (default off: read them where they lie, measured faster; on: the A/B)
   --dot auto|on|off          compiled: a step whose result is one element (a closed network's last step) is
                              timed through tnrt's full-contraction kernel and runs there when faster (auto,
                              the default); on: the kernel wherever it applies; off: cuTENSOR
@@ -112,7 +112,9 @@ GPU knobs:
                              time each algorithm's next N kernels by cuTENSOR's own ranking (default 0: none)
   --gemm auto|on|off         compiled: a step that is one (strided-batched) GEMM by strides is timed through
                              cuBLAS too, full precision, and runs there when faster (auto, the default);
-                             on: through cuBLAS wherever it is one GEMM; off: cuTENSOR only
+                             on: through cuBLAS wherever it is one GEMM; off: cuTENSOR only. Eager (auto):
+                             after its layout, steps of 2^20 multiply-adds or more are timed through cuBLAS
+                             over three calls (one warm, two timed step by step) and keep the faster
   --gemm-algos N             compiled, with --gemm auto: on GEMM steps of --gemm-algo-min-ms (default 0.05) or
                              more, also time the first N algorithms of cuBLASLt's heuristic and keep one 3%
                              faster (default 8; 0: none)
@@ -441,7 +443,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.fuse_small_steps = !a.has("no-fuse");
   o.tiled_kernel = choice_knob(a, "tiled");
   o.full_dot = choice_knob(a, "dot");
-  o.fuse_stage = a.choice_or("fuse-stage", "on", {"on", "off"}) == "on";
+  o.fuse_stage = a.choice_or("fuse-stage", "off", {"on", "off"}) == "on";
   o.fuse_max_elements = a.int_or("fuse-max", o.fuse_max_elements, 1, 1 << 20);
   o.jit = a.has("jit");
   o.jit_steps = static_cast<int>(a.int_or("jit-steps", 0, 0, 1 << 16));
@@ -682,7 +684,9 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
         {"learned_column", s.api.eager_layouts_column},
         {"learned_row", s.api.eager_layouts_row},
         {"learned_follow", s.api.eager_layouts_follow},
-        {"learned_planned", s.api.eager_layouts_planned}}},
+        {"learned_planned", s.api.eager_layouts_planned},
+        {"route_trials", s.api.eager_route_trials},
+        {"route_steps", s.api.eager_route_steps}}},
   };
   j["versions"] = {{"device_name", r.device_name},
                    {"driver", r.driver_version},
@@ -727,6 +731,11 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   : s.api.eager_layouts_planned > 0  ? "planned"
                                                      : "column",
                   static_cast<unsigned long long>(s.api.eager_layout_trials));
+    add();
+  }
+  if (s.api.eager_route_trials > 0) {  // eager timed its cuBLAS route step by step (core/gemm_route.hpp)
+    std::snprintf(line, sizeof line, "cuBLAS route (eager): %llu steps kept it, from %llu timed calls",
+                  static_cast<unsigned long long>(s.api.eager_route_steps), static_cast<unsigned long long>(s.api.eager_route_trials));
     add();
   }
   if (!r.enqueue_ms.empty()) {
@@ -1120,7 +1129,7 @@ int run_contract(std::span<char* const> argv) {
   (void)a.choice_or("layout", "auto", {"auto", "follow", "column", "row", "planned"});
   (void)a.choice_or("tiled", "auto", {"auto", "on", "off"});
   (void)a.choice_or("dot", "auto", {"auto", "on", "off"});
-  (void)a.choice_or("fuse-stage", "on", {"on", "off"});
+  (void)a.choice_or("fuse-stage", "off", {"on", "off"});
   (void)a.choice_or("retire", "deferred", {"deferred", "barrier"});
   (void)a.int_or("retire-capacity", 1, 1, 1 << 20);
   (void)a.bytes_or("workspace-cap", 0);

@@ -86,9 +86,11 @@ struct options {
   bool fuse_small_steps = true;
   std::int64_t fuse_max_elements = 1024;
   /// In the fused launch, a step whose operands span at most 1024 elements copies them into shared
-  /// memory first (src/core/fusion.hpp); false: every step reads its operands where they lie (the
-  /// A/B switch, CLI --fuse-stage off).
-  bool fuse_stage = true;
+  /// memory first (src/core/fusion.hpp). Off by default: on an H100 (2026-12-05, bench/results/
+  /// 2026-12-05-h100-third) staging made the fused launch slower on 7 of 9 networks (reference 42.7
+  /// -> 56.8 us, rqc-4x5 35.4 -> 46.0) and compiled 0.1-4% slower end to end. true: the A/B (CLI
+  /// --fuse-stage on).
+  bool fuse_stage = false;
   /// Large x small steps (src/core/tiled.hpp) through tnrt's tiled streaming kernel.
   kernel_choice tiled_kernel = kernel_choice::automatic;
   /// Compiled: a step whose result is one element (a closed network's last step) of at least
@@ -122,6 +124,10 @@ struct options {
   /// (src/core/gemm_lowering.hpp) is also timed through cuBLAS (full precision, TF32 never on) and
   /// runs there when that is faster (`automatic`, the default); `always`: through cuBLAS wherever it
   /// is one GEMM (tests); `never`: cuTENSOR only. Without cuBLAS on the machine, cuTENSOR only.
+  /// Eager calls take the same option and gemm_copies (src/core/gemm_route.hpp): under `automatic`
+  /// a network learns, once its layout is settled, which steps of 2^20 multiply-adds or more run
+  /// faster through cuBLAS (as they lie, or after copies where gemm_copies allows), over three calls;
+  /// under `always` they run there untimed.
   kernel_choice gemm_lowering = kernel_choice::automatic;
   /// Compiled, with gemm_lowering automatic and cuBLASLt beside cuBLAS: on a step that is one GEMM
   /// and still at least gemm_algo_min_ms after the timings above, the first `gemm_algos` algorithms
@@ -182,6 +188,8 @@ struct api_stats {
   std::uint64_t eager_layouts_row = 0;      // row-major,
   std::uint64_t eager_layouts_follow = 0;   // follow,
   std::uint64_t eager_layouts_planned = 0;  // planned (each intermediate's mode order its own)
+  std::uint64_t eager_route_trials = 0;     // eager calls timed step by step to learn which steps run through cuBLAS
+  std::uint64_t eager_route_steps = 0;      // steps that kept the cuBLAS route (or took it untimed, under `always`), over the networks decided
   std::uint64_t bridged_calls = 0;  // calls on a caller's stream run on the context's own, bridged by two events (eager calls; program runs without an io graph)
   /// Networks whose eager layout was learned, whichever it was.
   [[nodiscard]] std::uint64_t eager_layouts_learned() const noexcept {

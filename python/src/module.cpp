@@ -288,6 +288,8 @@ nb::dict dict_of(const tnrt::counters& c) {
   api["eager_layouts_row"] = c.api.eager_layouts_row;
   api["eager_layouts_follow"] = c.api.eager_layouts_follow;
   api["eager_layouts_planned"] = c.api.eager_layouts_planned;
+  api["eager_route_trials"] = c.api.eager_route_trials;
+  api["eager_route_steps"] = c.api.eager_route_steps;
   api["bridged_calls"] = c.api.bridged_calls;
   syncs["stream_syncs"] = c.syncs.stream_syncs;
   syncs["device_syncs"] = c.syncs.device_syncs;

@@ -95,8 +95,8 @@ for s in "$@"; do
     fam-roof) # where compiled's time goes on the suite's eleven memory-bound networks (a step profile each,
             # bench/roofline.py); its own folder, not merged into the table's times
             # beside it the A/Bs of the full-contraction kernel (variant "compiled dot off": the last step on
-            # cuTENSOR) and of the fused launch's staging (variant "compiled no stage")
-            run_fam fam-roof ${FAM_BUDGET:-300} --skip-peers --only=compiled --only="compiled dot off" --only="compiled no stage" --roofline --timeout 60 \
+            # cuTENSOR) and of the fused launch's staging (variant "compiled stage": off by default since 2026-12-05)
+            run_fam fam-roof ${FAM_BUDGET:-300} --skip-peers --only=compiled --only="compiled dot off" --only="compiled stage" --roofline --timeout 60 \
               --problem='reference*' --problem='rqc-4x5-c14-amp' --problem='rqc-5x6*' --problem='qaoa-maxcut-n24-p4' \
               --problem='qaoa-zz*' --problem='regular3-n130' --problem='regular4*' --problem='hyper-n90*' \
               --problem='lattice-10x10-d4' --problem='peps*' --problem='mpo-heis-L40*' ;;
@@ -110,6 +110,9 @@ for s in "$@"; do
             mapfile -t jax_nets < <(problems_of 'jax highest')
             (( ${#jax_nets[@]} )) || { echo "fam-jax: the suite has no peer 'jax highest'"; continue; }
             run_fam fam-jax ${FAM_BUDGET:-420} --only=compiled --only='jax highest' --timeout 90 "${jax_nets[@]}" ;;
+    fam-eager) # eager beside torch eager on every network of the suite, and eager without its cuBLAS route
+            # (variant "eager no route") on the networks whose steps are GEMMs
+            run_fam fam-eager ${FAM_BUDGET:-330} --only=eager --only="eager no route" --only=torch --timeout 60 ;;
     fam-miss) # the suite's two missed targets again, with tnrt's step profile: chain-n12 (compiled behind
             # torch's graph) and lm-sliding-d2 (eager behind torch eager)
             run_fam fam-miss ${FAM_BUDGET:-150} --only=eager --only=compiled --only=torch --only='torch?graph' --roofline \
@@ -284,7 +287,8 @@ PY
             done
             timeout 200 cuda-gdb -batch -ex run -ex bt --args /tmp/dbg/test_cuda_api 2>&1 | grep -v "^\[New Thread\|^\[Thread" | tail -40 ;;
     tests-tiled) for t in $bin/test_cuda_tiled $bin/test_cuda_reference; do echo "--- $t"; timeout 300 $t --gtest_brief=1 2>&1 | tail -12; done ;;
-    ref) for m in eager compiled; do timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --json $out/ref-$m.json 2>&1 | tail -30; done ;;
+    ref) # eager after twelve warm-ups: its layout and cuBLAS route learned (src/cuda/eager.cpp)
+         for m in eager compiled; do timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --warmup 12 --json $out/ref-$m.json 2>&1 | tail -30; done ;;
     refverify) for m in eager compiled; do timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --random 7 --verify 2>&1 | tail -8; done ;;
     torch) timeout 300 python3 bench/peers/torch_tree.py $ref --json $out/torch.json 2>&1 | tail -5
            timeout 300 python3 bench/peers/torch_tree.py $ref --graph --json $out/torch-graph.json 2>&1 | tail -5

@@ -740,6 +740,8 @@ counters context::stats() const {
   c.api.eager_layouts_row = backend.eager_layouts_row;
   c.api.eager_layouts_follow = backend.eager_layouts_follow;
   c.api.eager_layouts_planned = backend.eager_layouts_planned;
+  c.api.eager_route_trials = backend.eager_route_trials;
+  c.api.eager_route_steps = backend.eager_route_steps;
   c.api.bridged_calls = backend.bridged_calls;
   return c;
 }

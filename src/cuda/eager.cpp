@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/fusion.hpp"
+#include "core/gemm_route.hpp"
 #include "core/step_plan.hpp"
 #include "core/tiled.hpp"
 #include "cuda/cuda_check.hpp"
@@ -19,7 +20,8 @@ namespace tnrt::cuda {
 
 namespace {
 struct eager_analysis;
-device_operand contract_eager_impl(engine& eng, const problem& p, const eager_call& call, eager_analysis& analysis, layout_policy layout,
+struct route_turn;
+device_operand contract_eager_impl(engine& eng, const problem& p, const eager_call& call, const step_plan& plan, const route_turn& route,
                                    std::vector<device_operand>& ops);
 
 // Eager learns its intermediate layout (options::time_layouts, the default). Which layout is
@@ -74,6 +76,47 @@ struct layout_learning {
   }
 };
 
+// Eager's cuBLAS route (core/gemm_route.hpp), learned once the network's layout is settled: a warm
+// call runs every candidate step through cuBLAS (its copies' plans built, cuBLAS's kernels loaded),
+// then one call is timed with the route and one without, an event pair around each candidate step,
+// and a later call whose events have all completed (a query, never a wait) keeps the route on each
+// step where it was at least 3% faster. Why: torch runs batched einsums' steps through cuBLAS, and
+// on lm-sliding-d2 eager trailed torch eager (2.37 against 1.95 ms, H200) where compiled, which
+// times cuBLAS per step, led. A rule without timing (every GEMM step of 2^22 multiply-adds through
+// cuBLAS) was measured and taken out: it slowed chain-n12 0.331 -> 0.476 ms (design.md).
+struct route_learning {
+  enum class phase : std::uint8_t { start, warm, timed_route, timed_library, deciding, done };
+  phase at = phase::start;
+  layout_policy layout = layout_policy::column_major;  // the layout the routes were planned under
+  gemm_routes routes;
+  std::vector<int> slot;          // per step: its index among the candidates, or -1
+  std::vector<std::uint8_t> use;  // per step: through cuBLAS (all candidates while warming; then the kept ones)
+  std::vector<cudaEvent_t> events;  // per candidate: route start, stop, library start, stop
+  int kept = 0;
+
+  route_learning() = default;
+  route_learning(const route_learning&) = delete;
+  route_learning& operator=(const route_learning&) = delete;
+  ~route_learning() { release(); }
+  void release() noexcept {
+    for (cudaEvent_t& e : events)
+      if (e != nullptr) (void)cudaEventDestroy(e);
+    events.clear();
+  }
+  bool make_events() noexcept {
+    events.assign(4 * routes.candidates.size(), nullptr);
+    for (cudaEvent_t& e : events) {
+      if (cudaEventCreate(&e) != cudaSuccess) {
+        e = nullptr;
+        (void)cudaGetLastError();
+        release();
+        return false;
+      }
+    }
+    return true;
+  }
+};
+
 // What eager keeps of a network it contracted: its step plan under each layout it ran
 // (core/step_plan.hpp: every layout and lowered step, the fusion plan, each step's consumer and
 // kernel, the tiled steps' records) and its layout learning. Users contract the same network many
@@ -86,6 +129,7 @@ struct eager_analysis {
   std::vector<std::int64_t> key;
   std::array<std::optional<step_plan>, layout_count> plans;  // by layout_policy
   layout_learning learning;
+  route_learning route;
 
   explicit eager_analysis(layout_policy first) : learning(first) {}
 };
@@ -106,6 +150,9 @@ void analysis_key(engine& eng, const problem& p, const eager_call& call, std::ve
   k.push_back(o.fuse_max_elements);
   k.push_back(static_cast<std::int64_t>(o.tiled_kernel));
   k.push_back(o.tiled_min_elements);
+  k.push_back(static_cast<std::int64_t>(o.gemm_lowering));
+  k.push_back(static_cast<std::int64_t>(o.gemm_copies));
+  k.push_back(static_cast<std::int64_t>(o.compute_precision));
   add_all(p.net.extents);
   k.push_back(static_cast<std::int64_t>(p.net.inputs.size()));
   for (const auto& in : p.net.inputs) add_all(in);
@@ -168,6 +215,7 @@ const step_plan& plan_of(engine& eng, const problem& p, const eager_call& call, 
 struct layout_turn {
   layout_policy layout = layout_policy::column_major;
   cudaEvent_t start = nullptr, stop = nullptr;
+  bool settled = false;  // the network's layout from now on (learned, or the options' when none is learned)
 };
 
 constexpr int trial_layouts = static_cast<int>(layout_count);
@@ -183,13 +231,13 @@ bool capturing(cudaStream_t stream) noexcept {
 
 layout_turn next_layout(engine& eng, const problem& p, const eager_call& call, layout_learning& l) {
   const options& o = eng.opts();
-  if (!o.time_layouts || p.tree.steps.size() < 2) return {o.intermediate_layout};
-  if (l.chosen >= 0) return {l.order[static_cast<std::size_t>(l.chosen)]};
+  if (!o.time_layouts || p.tree.steps.size() < 2) return {o.intermediate_layout, nullptr, nullptr, true};
+  if (l.chosen >= 0) return {l.order[static_cast<std::size_t>(l.chosen)], nullptr, nullptr, true};
   if (capturing(call.stream)) return {l.order[0]};
   if (l.calls < 2 * trial_layouts) {
     if (l.calls == 0 && !l.make_events()) {
       l.chosen = 0;
-      return {l.order[0]};
+      return {l.order[0], nullptr, nullptr, true};
     }
     const int k = l.calls++;
     const auto i = static_cast<std::size_t>(k / 2);
@@ -208,7 +256,7 @@ layout_turn next_layout(engine& eng, const problem& p, const eager_call& call, l
       (void)cudaGetLastError();
       l.chosen = 0;  // a trial failed (its call threw before the stop event): keep the options' layout
       l.release();
-      return {l.order[0]};
+      return {l.order[0], nullptr, nullptr, true};
     }
   }
   std::size_t best = 0;
@@ -217,7 +265,100 @@ layout_turn next_layout(engine& eng, const problem& p, const eager_call& call, l
   l.chosen = static_cast<int>(best);
   l.release();
   eng.count_layout_learned(l.order[best]);
-  return {l.order[best]};
+  return {l.order[best], nullptr, nullptr, true};
+}
+
+// One call's cuBLAS route: which steps run through cuBLAS, and the event pair around each candidate
+// step when the call is timed.
+struct route_turn {
+  const gemm_routes* routes = nullptr;
+  const std::vector<std::uint8_t>* use = nullptr;  // null: every step as planned
+  const std::vector<int>* slot = nullptr;          // with events: per step, its candidate index or -1
+  cudaEvent_t* events = nullptr;                   // per candidate i: events[4 * i] and events[4 * i + 1]
+};
+
+route_turn next_route(engine& eng, const problem& p, const eager_call& call, const step_plan& plan, const layout_turn& layout, route_learning& r) {
+  if (!layout.settled) return {};
+  const options& o = eng.opts();
+  if (r.at != route_learning::phase::start && r.layout != layout.layout) {  // not expected: a settled layout stays
+    r.release();
+    r.at = route_learning::phase::start;
+  }
+  if (r.at == route_learning::phase::start) {
+    if (o.gemm_lowering == kernel_choice::never) {
+      r.at = route_learning::phase::done;
+      return {};
+    }
+    if (capturing(call.stream)) return {};  // no trial into a graph: start on a later call
+    r.layout = layout.layout;
+    r.routes = plan_gemm_routes(plan, o, p.type, eng.blas() != nullptr);
+    const std::size_t steps = plan.lowered.size();
+    r.slot.assign(steps, -1);
+    r.use.assign(steps, 0);
+    for (std::size_t i = 0; i < r.routes.candidates.size(); ++i) {
+      const auto k = static_cast<std::size_t>(r.routes.candidates[i]);
+      r.slot[k] = static_cast<int>(i);
+      r.use[k] = 1;
+    }
+    if (r.routes.candidates.empty() || (r.routes.learn && !r.make_events())) {
+      r.use.assign(steps, 0);
+      r.at = route_learning::phase::done;
+      return {};
+    }
+    if (!r.routes.learn) {  // `always`: every candidate through cuBLAS, untimed
+      r.kept = static_cast<int>(r.routes.candidates.size());
+      r.at = route_learning::phase::done;
+      eng.count_route_steps(static_cast<std::uint64_t>(r.kept));
+      return {&r.routes, &r.use};
+    }
+    r.at = route_learning::phase::warm;
+    return {&r.routes, &r.use};  // the warm call
+  }
+  using phase = route_learning::phase;
+  if (r.at == phase::done) return r.kept > 0 ? route_turn{&r.routes, &r.use} : route_turn{};
+  if (capturing(call.stream)) return {};  // no events into a capture: as planned, and the trial waits
+  switch (r.at) {
+    case phase::warm:
+      r.at = phase::timed_route;
+      eng.count_route_trial();
+      return {&r.routes, &r.use, &r.slot, r.events.data()};
+    case phase::timed_route:
+      r.at = phase::deciding;
+      eng.count_route_trial();
+      return {&r.routes, nullptr, &r.slot, r.events.data() + 2};
+    default:
+      break;
+  }
+  // deciding: every timed step's events must have completed.
+  const std::size_t n = r.routes.candidates.size();
+  std::vector<float> ms(2 * n, 0.0F);
+  bool failed = false;
+  for (std::size_t i = 0; i < n && !failed; ++i) {
+    for (int w = 0; w < 2; ++w) {
+      cudaEvent_t start = r.events[4 * i + 2 * static_cast<std::size_t>(w)], stop = r.events[4 * i + 2 * static_cast<std::size_t>(w) + 1];
+      const cudaError_t q = cudaEventQuery(stop);
+      if (q == cudaErrorNotReady) {
+        (void)cudaGetLastError();
+        return {};  // not finished yet: as planned, and ask again on a later call
+      }
+      if (q != cudaSuccess || cudaEventElapsedTime(&ms[2 * i + static_cast<std::size_t>(w)], start, stop) != cudaSuccess) {
+        (void)cudaGetLastError();
+        failed = true;  // a timed call threw before this step's stop event: no route
+        break;
+      }
+    }
+  }
+  r.release();
+  r.kept = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(r.routes.candidates[i]);
+    const bool keep = !failed && ms[2 * i] < 0.97F * ms[2 * i + 1];
+    r.use[k] = keep ? 1 : 0;
+    r.kept += keep ? 1 : 0;
+  }
+  r.at = phase::done;
+  eng.count_route_steps(static_cast<std::uint64_t>(r.kept));
+  return r.kept > 0 ? route_turn{&r.routes, &r.use} : route_turn{};
 }
 }  // namespace
 
@@ -226,12 +367,15 @@ layout_turn next_layout(engine& eng, const problem& p, const eager_call& call, l
 device_operand contract_eager(engine& eng, const problem& p, const eager_call& call) {
   std::vector<device_operand> ops;
   try {
+    refuse_tensors_beyond_device(eng, p);
     eager_analysis& analysis = analysis_of(eng, p, call);
     const layout_turn turn = next_layout(eng, p, call, analysis.learning);
+    const step_plan& plan = plan_of(eng, p, call, analysis, turn.layout);
+    const route_turn route = next_route(eng, p, call, plan, turn, analysis.route);
     // A failed record loses that trial (its elapsed time cannot be read later, so the learning
     // keeps the options' layout); the call itself goes on.
     if (turn.start != nullptr && cudaEventRecord(turn.start, call.stream) != cudaSuccess) (void)cudaGetLastError();
-    device_operand r = contract_eager_impl(eng, p, call, analysis, turn.layout, ops);
+    device_operand r = contract_eager_impl(eng, p, call, plan, route, ops);
     if (turn.stop != nullptr && cudaEventRecord(turn.stop, call.stream) != cudaSuccess) (void)cudaGetLastError();
     return r;
   } catch (...) {
@@ -249,7 +393,42 @@ device_operand contract_eager(engine& eng, const problem& p, std::span<void* con
 }
 
 namespace {
-device_operand contract_eager_impl(engine& eng, const problem& p, const eager_call& call, eager_analysis& analysis, layout_policy layout,
+// A library step through cuBLAS (core/gemm_route.hpp): one GEMM, or copies of the operands that
+// keep it from the form (cuTENSOR permutations into pool blocks), the GEMM, and D's copy into place.
+// The blocks go back to the pool stream-ordered, also when a launch throws.
+void run_gemm_route(engine& eng, dtype t, const gemm_route& r, const void* a, const void* b, void* d, cudaStream_t stream) {
+  blas_handle* blas = eng.blas();
+  if (blas == nullptr) throw internal_error("contract_eager: a cuBLAS route without cuBLAS");
+  if (r.direct) {
+    blas->gemm(*r.direct, t, a, b, d, nullptr, 0, stream);
+    return;
+  }
+  device::caching_pool& pool = eng.pool();
+  const device::stream_handle sh = stream;
+  void* copy[3] = {nullptr, nullptr, nullptr};
+  auto give_back = [&] {
+    for (void*& c : copy)
+      if (c != nullptr) pool.deallocate(c, sh);
+  };
+  try {
+    for (int i = 0; i < 3; ++i)
+      if (r.copy_elements(i) > 0) copy[i] = pool.allocate(static_cast<std::size_t>(r.copy_elements(i)) * size_of(t), sh);
+    const void* x[2] = {a, b};
+    for (int i = 0; i < 2; ++i) {
+      if (copy[i] == nullptr) continue;
+      eng.execute(r.copy_steps[i], t, x[i], nullptr, copy[i], stream);
+      x[i] = copy[i];
+    }
+    blas->gemm(r.copies->gemm, t, x[0], x[1], copy[2] != nullptr ? copy[2] : d, nullptr, 0, stream);
+    if (copy[2] != nullptr) eng.execute(r.copy_steps[2], t, copy[2], nullptr, d, stream);
+  } catch (...) {
+    give_back();
+    throw;
+  }
+  give_back();
+}
+
+device_operand contract_eager_impl(engine& eng, const problem& p, const eager_call& call, const step_plan& plan, const route_turn& route,
                                    std::vector<device_operand>& ops) {
   const network& net = p.net;
   const std::size_t n = net.inputs.size();
@@ -266,8 +445,6 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
     return call.output != nullptr ? device_operand{call.output, false} : device_operand{pool.allocate(bytes, stream), true};
   };
 
-  refuse_tensors_beyond_device(eng, p);
-  const step_plan& plan = plan_of(eng, p, call, analysis, layout);
   if (plan.kernel.front() == step_kernel::copy) {  // the single input already is the result: hand back a copy
     const std::vector<std::int64_t> shape = net.shape_of(net.inputs[0]);
     const std::size_t bytes = static_cast<std::size_t>(element_count(shape)) * elem;
@@ -340,9 +517,19 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
         launch_tiled(p.type, tiled, cuda_stream);
         break;
       }
-      case step_kernel::library:
-        eng.execute(lowered[k], p.type, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, cuda_stream);
+      case step_kernel::library: {
+        // A timed route call records an event pair around each candidate step (a failed record
+        // loses the trial: its elapsed time cannot be read, and the route is not taken).
+        const int slot = route.events != nullptr ? (*route.slot)[k] : -1;
+        cudaEvent_t* ev = slot >= 0 ? route.events + 4 * static_cast<std::size_t>(slot) : nullptr;
+        if (ev != nullptr && cudaEventRecord(ev[0], cuda_stream) != cudaSuccess) (void)cudaGetLastError();
+        if (route.use != nullptr && (*route.use)[k] != 0)
+          run_gemm_route(eng, p.type, *route.routes->route[k], a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, cuda_stream);
+        else
+          eng.execute(lowered[k], p.type, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, cuda_stream);
+        if (ev != nullptr && cudaEventRecord(ev[1], cuda_stream) != cudaSuccess) (void)cudaGetLastError();
         break;
+      }
       case step_kernel::fused:
       case step_kernel::copy:
         throw internal_error("contract_eager: step " + std::to_string(k) + " planned as " + name_of(kind));

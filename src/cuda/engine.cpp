@@ -196,6 +196,8 @@ counters engine::stats() const {
   c.api.eager_layouts_column = layouts_learned_[static_cast<std::size_t>(layout_policy::column_major)];
   c.api.eager_layouts_follow = layouts_learned_[static_cast<std::size_t>(layout_policy::follow)];
   c.api.eager_layouts_planned = layouts_learned_[static_cast<std::size_t>(layout_policy::planned)];
+  c.api.eager_route_trials = route_trials_;
+  c.api.eager_route_steps = route_steps_;
   return c;
 }
 

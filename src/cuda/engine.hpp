@@ -66,6 +66,9 @@ class engine {
   /// Eager's layout learning (src/cuda/eager.cpp): a timed trial call, and a network decided on `l`.
   void count_layout_trial() noexcept { ++layout_trials_; }
   void count_layout_learned(layout_policy l) noexcept { ++layouts_learned_[static_cast<std::size_t>(l)]; }
+  /// Eager's cuBLAS route: a timed trial call, and the steps a network kept on cuBLAS once decided.
+  void count_route_trial() noexcept { ++route_trials_; }
+  void count_route_steps(std::uint64_t n) noexcept { route_steps_ += n; }
   /// Fault injection (tests): the next `n` plan builds fail as a cuTENSOR plan failure would.
   void inject_plan_failures(int n) noexcept { plans_->inject_failures(n); }
 
@@ -103,6 +106,7 @@ class engine {
   std::size_t device_total_bytes_ = 0;  // 0: not asked yet (or the device cannot say)
   std::uint64_t analysis_hits_ = 0, analysis_misses_ = 0;
   std::uint64_t layout_trials_ = 0;
+  std::uint64_t route_trials_ = 0, route_steps_ = 0;
   std::uint64_t layouts_learned_[layout_count] = {};  // by layout_policy
 };
 

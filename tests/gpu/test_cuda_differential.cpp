@@ -951,6 +951,85 @@ TEST_F(Differential, EagerLearnsItsLayout) {
   EXPECT_GT(decided, 0);
 }
 
+// Eager's cuBLAS route (core/gemm_route.hpp, src/cuda/eager.cpp). Under `always` (gemm_lowering
+// and gemm_copies) every library step that is one GEMM, as it lies or after copies, runs through
+// cuBLAS from the first call, untimed: random networks in all four types and two layouts, and two
+// single steps that need a copy of A and of D, must match the CPU engine. Under `automatic` (the
+// default) a batched chain whose steps are 2^20 multiply-adds and more is learned: a warm call with
+// every candidate routed, two calls timed step by step, then the kept route; every call of the
+// learning and after it must match, and exactly two calls are timed per network (with and without
+// its layout learned first).
+TEST_F(Differential, EagerGemmRouteMatchesCpu) {
+  std::uint64_t routed = 0;
+  for (const layout_policy pol : {layout_policy::column_major, layout_policy::row_major}) {
+    cuda::options opt;
+    opt.gemm_lowering = kernel_choice::always;
+    opt.gemm_copies = kernel_choice::always;
+    opt.intermediate_layout = pol;
+    opt.time_layouts = false;
+    opt.fuse_small_steps = false;  // every step a library step
+    opt.tiled_kernel = kernel_choice::never;
+    engine eng(opt);
+    ASSERT_NE(eng.blas(), nullptr) << "cuBLAS did not open: " << eng.blas_note();
+    const cuda::counters before = eng.stats();
+    for (dtype t : all_dtypes) {
+      for (const tree_case& c : tree_cases) {
+        std::uint64_t used = 0;
+        const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 600, t, &used);
+        const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+        const host_tensor want = cpu::contract(p, in);
+        const double tol = gputest::tolerance(t, gputest::longest_sum(p), 256.0);
+        for (int call = 0; call < 2; ++call)
+          EXPECT_LE(gputest::rel_error(run_eager(eng, p, in), want), tol) << p.source << " " << name_of(t) << " call " << call;
+      }
+      for (const char* expr : {"ijb,bjk->bik", "bij,bjk->kib"}) {
+        problem p;
+        p.net = parse_expression(expr, expr[0] == 'i' ? std::vector<std::vector<std::int64_t>>{{48, 96, 8}, {8, 96, 80}}
+                                                      : std::vector<std::vector<std::int64_t>>{{8, 48, 96}, {8, 96, 80}});
+        p.tree = tree_from_linear_path(p.net, {{0, 1}});
+        p.type = t;
+        p.source = expr;
+        const auto in = gputest::random_inputs(p, 19, -1.0, 1.0);
+        EXPECT_LE(gputest::rel_error(run_eager(eng, p, in), cpu::contract(p, in)), gputest::tolerance(t, 96.0, 64.0)) << expr << " " << name_of(t);
+      }
+    }
+    const cuda::counters after = eng.stats();
+    EXPECT_EQ(after.api.eager_route_trials, before.api.eager_route_trials) << "`always` times nothing";
+    routed += after.api.eager_route_steps - before.api.eager_route_steps;
+    eng.synchronize();
+    EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
+  }
+  std::printf("[eager route] always: %llu steps through cuBLAS\n", static_cast<unsigned long long>(routed));
+  EXPECT_GT(routed, 20U) << "the random networks and the two single steps should have GEMM-shaped steps";
+
+  const network net = parse_expression("zab,zbc,zcd,zde->zae", {{8, 128, 96}, {8, 96, 128}, {8, 128, 112}, {8, 112, 128}});
+  for (bool learn_layout : {false, true}) {
+    cuda::options opt;
+    opt.time_layouts = learn_layout;
+    engine eng(opt);
+    for (dtype t : all_dtypes) {
+      problem p;
+      p.net = net;
+      p.tree = tree_from_linear_path(p.net, {{0, 1}, {0, 1}, {0, 1}});
+      p.type = t;
+      p.source = learn_layout ? "batched chain, layout learned first" : "batched chain";
+      const auto in = gputest::random_inputs(p, 23 + (learn_layout ? 1U : 0U), -1.0, 1.0);
+      const host_tensor want = cpu::contract(p, in);
+      const cuda::counters before = eng.stats();
+      const int calls = (learn_layout ? 2 * static_cast<int>(layout_count) : 0) + 6;
+      for (int call = 0; call < calls; ++call)
+        EXPECT_LE(gputest::rel_error(run_eager(eng, p, in), want), gputest::tolerance(t, 128.0, 64.0)) << p.source << " " << name_of(t) << " call " << call;
+      const cuda::counters after = eng.stats();
+      EXPECT_EQ(after.api.eager_route_trials - before.api.eager_route_trials, 2U) << p.source << " " << name_of(t);
+      std::printf("[eager route] %s %s: %llu of 3 steps kept cuBLAS\n", p.source.c_str(), std::string(name_of(t)).c_str(),
+                  static_cast<unsigned long long>(after.api.eager_route_steps - before.api.eager_route_steps));
+      EXPECT_LE(after.api.eager_route_steps - before.api.eager_route_steps, 3U);
+    }
+    eng.synchronize();
+    EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
+  }
+}
+
 // Independent steps at once: programs captured on several streams, their intermediates planned over
 // the tree's levels, against the CPU engine, in every dtype, with and without fusion, three runs
 // each on fresh inputs (a race shows as a moving error); the graph-less replay (one stream, level

@@ -310,6 +310,9 @@ TEST(CudaKernels, TreesEagerAndCompiledMatchCpu) {
       // the kernel wherever it fits; `automatic` (timed choice) once per layout
       opt.tiled_kernel = fuse == 64 ? kernel_choice::automatic : kernel_choice::always;
       opt.fuse_max_elements = fuse;
+      // operands staged in shared memory (options::fuse_stage, off by default) under two layouts at
+      // the largest limit; read in place everywhere else
+      opt.fuse_stage = fuse == 1024 && pol != layout_policy::follow;
       opt.intermediate_layout = pol;
       engine eng(opt);
       for (dtype t : all_dtypes) {

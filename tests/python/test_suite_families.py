@@ -95,16 +95,17 @@ def log2_values(pr: common.Problem, c: float) -> tuple[float, list[float]]:
 def test_suite_shape():
     s = SUITE_DOC
     assert s["name"] == "families"
-    assert [v["name"] for v in s["variants"]] == ["eager", "compiled", "compiled static", "compiled gemm workspace",
-                                                  "compiled jit", "compiled tf32", "compiled dot off", "compiled no stage"]
-    assert [v["mode"] for v in s["variants"]] == ["eager"] + ["compiled"] * 7
-    # eager's eight warm-ups: it learns a network's layout over its first eight calls (four layouts)
-    assert [v["options"] for v in s["variants"]] == [["--warmup", "8"], [], ["--static-inputs"], ["--gemm-workspace", "32M"],
+    assert [v["name"] for v in s["variants"]] == ["eager", "eager no route", "compiled", "compiled static", "compiled gemm workspace",
+                                                  "compiled jit", "compiled tf32", "compiled dot off", "compiled stage"]
+    assert [v["mode"] for v in s["variants"]] == ["eager"] * 2 + ["compiled"] * 7
+    # eager's twelve warm-ups: it learns a network's layout over its first eight calls (four layouts),
+    # then its cuBLAS route over three more
+    assert [v["options"] for v in s["variants"]] == [["--warmup", "12"], ["--warmup", "12", "--gemm", "off"], [], ["--static-inputs"], ["--gemm-workspace", "32M"],
                                                      ["--jit-steps", "4"], ["--precision", "tf32"], ["--dot", "off"],
-                                                     ["--fuse-stage", "off"]]
+                                                     ["--fuse-stage", "on"]]
     # the A/B variants run on the networks they concern only, and every glob names a network
     names = [p["name"] for p in s["problems"]]
-    for v in s["variants"][3:]:
+    for v in s["variants"][1:2] + s["variants"][4:]:
         assert v["problems"] and all(fnmatch.filter(names, g) for g in v["problems"]), v["name"]
     # every peer issue 14 names, each script in the tree; the reduced-precision row is labelled so
     peers = {p["name"]: p for p in s["peers"]}

@@ -1,0 +1,64 @@
+#include "core/gemm_route.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace tnrt {
+
+gemm_routes plan_gemm_routes(const step_plan& plan, const options& opt, dtype t, bool blas_there, const gemm_route_rule& rule) {
+  gemm_routes out;
+  const std::size_t steps = plan.lowered.size();
+  out.route.resize(steps);
+  if (!blas_there || opt.gemm_lowering == kernel_choice::never) return out;
+  if (opt.compute_precision == precision::tf32x3 && !is_double(t)) return out;
+  if (plan.kernel.size() != steps) return out;  // the step-less tree: its one entry is a copy
+  const bool direct_always = opt.gemm_lowering == kernel_choice::always;
+  const bool copies_always = opt.gemm_copies == kernel_choice::always;
+  const bool copies_timed = opt.gemm_copies == kernel_choice::automatic && opt.gemm_lowering == kernel_choice::automatic;
+  const bool direct_timed = opt.gemm_lowering == kernel_choice::automatic;
+  out.learn = !direct_always && !copies_always;
+
+  std::vector<int> chosen;
+  for (std::size_t k = 0; k < steps; ++k) {
+    const lowered_step& low = plan.lowered[k];
+    if (plan.kernel[k] != step_kernel::library || low.kind != lowered_kind::contraction) continue;
+    gemm_route r;
+    if (std::optional<gemm_form> g = lower_to_gemm(low)) {
+      r.multiply_adds = static_cast<double>(g->m) * static_cast<double>(g->n) * static_cast<double>(g->k) * static_cast<double>(g->batch);
+      const bool take = direct_always || (out.learn && direct_timed && r.multiply_adds >= rule.min_multiply_adds);
+      if (!take) continue;
+      r.direct = *g;
+    } else if (std::optional<gemm_with_copies> c = lower_to_gemm_with_copies(low)) {
+      r.multiply_adds = c->multiply_adds();
+      const bool take = copies_always || (out.learn && copies_timed && r.multiply_adds >= rule.min_multiply_adds &&
+                                          r.multiply_adds >= rule.copies_min_intensity * c->copied_elements());
+      if (!take) continue;
+      const strided_operand* from[3] = {&low.a, &low.b, &low.d};
+      const strided_operand* to[3] = {&c->step.a, &c->step.b, &c->step.d};
+      for (int i = 0; i < 3; ++i) {
+        if (!c->copied[i]) continue;
+        lowered_step& perm = r.copy_steps[i];
+        perm.kind = lowered_kind::reduction;
+        perm.a = i < 2 ? *from[i] : *to[i];
+        perm.d = i < 2 ? *to[i] : *from[i];
+      }
+      r.copies = std::move(*c);
+    } else {
+      continue;
+    }
+    out.route[k] = std::move(r);
+    chosen.push_back(static_cast<int>(k));
+  }
+  if (out.learn && chosen.size() > rule.max_candidates) {  // the largest, by multiply-adds (ties: tree order)
+    std::stable_sort(chosen.begin(), chosen.end(), [&](int x, int y) {
+      return out.route[static_cast<std::size_t>(x)]->multiply_adds > out.route[static_cast<std::size_t>(y)]->multiply_adds;
+    });
+    for (std::size_t i = rule.max_candidates; i < chosen.size(); ++i) out.route[static_cast<std::size_t>(chosen[i])].reset();
+    chosen.resize(rule.max_candidates);
+    std::sort(chosen.begin(), chosen.end());
+  }
+  out.candidates = std::move(chosen);
+  return out;
+}
+
+}  // namespace tnrt

@@ -1,0 +1,60 @@
+#pragma once
+// Eager's cuBLAS route: which library steps of a step plan may run as one cuBLAS GEMM, as they lie
+// (lower_to_gemm) or after copies of their operands (lower_to_gemm_with_copies), and how. Eager has
+// no compile to time them in, so it learns per network (src/cuda/eager.cpp): once its layout is
+// settled, one warm call runs every candidate through cuBLAS, then two calls are timed step by step,
+// one with the route and one without, and each candidate keeps the faster (by 3%, compiled's rule).
+// This file decides the candidates and prepares each route's pieces; it needs no GPU.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/gemm_lowering.hpp"
+#include "core/step_plan.hpp"
+#include "tnrt/options.hpp"
+
+namespace tnrt {
+
+/// One library step as cuBLAS would run it: `direct` when it is one GEMM as it lies, else `copies`
+/// with the permutations that copy A and B into the GEMM's operands and D's copy back into place.
+struct gemm_route {
+  std::optional<gemm_form> direct;
+  std::optional<gemm_with_copies> copies;
+  /// With copies: copy_steps[i] for each copied operand i (0 A, 1 B, 2 D), a lowered reduction
+  /// whose a is the source and d the destination (A and B: into their copies; D: out of its copy).
+  lowered_step copy_steps[3];
+  double multiply_adds = 0;
+
+  /// Elements of each copy (0 when that operand is not copied).
+  [[nodiscard]] std::int64_t copy_elements(int i) const noexcept {
+    return copies && copies->copied[i] ? copies->elements[i] : 0;
+  }
+};
+
+/// Eager's route rule. Under options::gemm_lowering `always` every library contraction step that
+/// is one GEMM as it lies is routed, and under gemm_copies `always` every one that is one after
+/// copies, untimed (tests). Under `automatic` a step is a timed candidate when its GEMM has at least
+/// min_multiply_adds multiply-adds and, with copies, at least copies_min_intensity of them per
+/// element the copies move (compiled's floor); at most max_candidates steps, the largest first.
+struct gemm_route_rule {
+  double min_multiply_adds = 1 << 20;
+  double copies_min_intensity = 8;
+  std::size_t max_candidates = 64;
+};
+
+/// What eager's route learning starts from: per step, its route (empty where none), and the
+/// candidates in tree order. `learn` true: they are to be timed (`automatic`); false: every one of
+/// them runs through cuBLAS from the first call (`always`).
+struct gemm_routes {
+  std::vector<std::optional<gemm_route>> route;  // per step
+  std::vector<int> candidates;                   // step indices, ascending
+  bool learn = false;
+};
+
+/// The routes of `plan`'s library steps under `opt` (gemm_lowering, gemm_copies,
+/// compute_precision) for element type `t`. None when gemm_lowering is `never`, or for 3xTF32 on a
+/// single-precision type (cuBLAS has no twin of it), or when `blas_there` is false.
+gemm_routes plan_gemm_routes(const step_plan& plan, const options& opt, dtype t, bool blas_there, const gemm_route_rule& rule = {});
+
+}  // namespace tnrt
