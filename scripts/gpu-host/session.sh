@@ -244,11 +244,24 @@ for p in suite["problems"]:
         continue
     print(p["name"], flush=True)
     for v in variants:
-        cmd = [tnrt, "contract", p["file"], "--device", "cuda", "--dtype", p["dtype"], "--fill", repr(p["fill"]["value"]), "--warmup", "2", "--repeat", "10"] + v.split()
+        # EAGER_WARMUP (default 12): eager's layout (eight calls) and cuBLAS route (four) learned first
+        cmd = [tnrt, "contract", p["file"], "--device", "cuda", "--dtype", p["dtype"], "--fill", repr(p["fill"]["value"]),
+               "--warmup", os.environ.get("EAGER_WARMUP", "12"), "--repeat", "10"] + v.split()
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        t = [l for l in r.stdout.splitlines() if l.startswith(("time:", "layout:"))]
+        t = [l for l in r.stdout.splitlines() if l.startswith(("time:", "layout:", "cuBLAS route"))]
         print("  %-28s " % v + (" | ".join(t) if r.returncode == 0 else "rc %d %s" % (r.returncode, r.stderr.strip()[:200])), flush=True)
 PY
+            if [[ -n ${EAGER_TORCH:-} ]]; then  # torch eager on the same networks, same sitting
+              python3 - ${EAGER_PROBLEMS:-'lm-sliding-d2*'} <<'PY'
+import fnmatch, json, subprocess, sys
+suite = json.load(open("bench/suites/families.json"))
+for p in suite["problems"]:
+    if p["fill"]["kind"] == "constant" and any(fnmatch.fnmatch(p["name"], g) for g in sys.argv[1:]):
+        r = subprocess.run(["python3", "bench/peers/torch_tree.py", p["file"], "--dtype", p["dtype"], "--fill", "constant", "--value",
+                            repr(p["fill"]["value"]), "--warmups", "3", "--runs", "10"], capture_output=True, text=True, timeout=180)
+        print("  torch eager %s: " % p["name"] + ("median %.4g ms" % json.loads(r.stdout)["median_ms"] if r.returncode == 0 else "rc %d %s" % (r.returncode, r.stderr.strip()[-200:])), flush=True)
+PY
+            fi
             set +f
             ;;
     hypercopies) # hyper-n100 compiled: the four layouts timed (default), and planned alone with its GEMM-with-copies
