@@ -4,6 +4,7 @@
 #include <array>
 #include <memory>
 #include <optional>
+#include <span>
 
 #include "core/fusion.hpp"
 #include "core/gemm_route.hpp"
@@ -42,6 +43,26 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
 // options' layout, and a call on a stream being captured into a graph takes part in no trial (no
 // events are recorded into a capture). Results under different layouts differ only in rounding
 // (the order of sums).
+// Timing events of a learning (its calls' starts and stops): made together, freed together. A
+// pending event is freed once it completes.
+void destroy_events(std::span<cudaEvent_t> events) noexcept {
+  for (cudaEvent_t& e : events) {
+    if (e != nullptr) (void)cudaEventDestroy(e);
+    e = nullptr;
+  }
+}
+bool create_events(std::span<cudaEvent_t> events) noexcept {
+  for (cudaEvent_t& e : events) {
+    if (cudaEventCreate(&e) != cudaSuccess) {
+      e = nullptr;
+      (void)cudaGetLastError();
+      destroy_events(events);
+      return false;
+    }
+  }
+  return true;
+}
+
 struct layout_learning {
   std::array<layout_policy, layout_count> order{};
   int calls = 0;    // calls that took part so far
@@ -57,23 +78,8 @@ struct layout_learning {
   layout_learning(const layout_learning&) = delete;
   layout_learning& operator=(const layout_learning&) = delete;
   ~layout_learning() { release(); }
-  void release() noexcept {
-    for (cudaEvent_t& e : events) {
-      if (e != nullptr) (void)cudaEventDestroy(e);  // a pending event is freed once it completes
-      e = nullptr;
-    }
-  }
-  bool make_events() noexcept {
-    for (cudaEvent_t& e : events) {
-      if (cudaEventCreate(&e) != cudaSuccess) {
-        e = nullptr;
-        (void)cudaGetLastError();
-        release();
-        return false;
-      }
-    }
-    return true;
-  }
+  void release() noexcept { destroy_events(events); }
+  bool make_events() noexcept { return create_events(events); }
 };
 
 // Eager's cuBLAS route (core/gemm_route.hpp), learned once the network's layout is settled: a warm
@@ -105,21 +111,14 @@ struct route_learning {
   route_learning& operator=(const route_learning&) = delete;
   ~route_learning() { release(); }
   void release() noexcept {
-    for (cudaEvent_t& e : events)
-      if (e != nullptr) (void)cudaEventDestroy(e);
+    destroy_events(events);
     events.clear();
   }
   bool make_events() noexcept {
     events.assign(4 * routes.candidates.size() + 4, nullptr);
-    for (cudaEvent_t& e : events) {
-      if (cudaEventCreate(&e) != cudaSuccess) {
-        e = nullptr;
-        (void)cudaGetLastError();
-        release();
-        return false;
-      }
-    }
-    return true;
+    if (create_events(events)) return true;
+    events.clear();
+    return false;
   }
 };
 
