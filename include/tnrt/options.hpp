@@ -88,8 +88,8 @@ struct options {
   /// In the fused launch, a step whose operands span at most 1024 elements copies them into shared
   /// memory first (src/core/fusion.hpp). Off by default: on an H100 (2026-12-05, bench/results/
   /// 2026-12-05-h100-third) staging made the fused launch slower on 7 of 9 networks (reference 42.7
-  /// -> 56.8 us, rqc-4x5 35.4 -> 46.0) and compiled 0.1-4% slower end to end. true: the A/B (CLI
-  /// --fuse-stage on).
+  /// -> 56.8 us, rqc-4x5 35.4 -> 46.0) and compiled slower end to end on 8 of 9 (up to 4%). true:
+  /// the A/B (CLI --fuse-stage on).
   bool fuse_stage = false;
   /// Large x small steps (src/core/tiled.hpp) through tnrt's tiled streaming kernel.
   kernel_choice tiled_kernel = kernel_choice::automatic;

@@ -229,9 +229,11 @@ PY
             set +f
             ;;
     eagerdiag) # eager and compiled under tnrt's kernel switches, on the networks where eager trails
-            # torch eager (EAGER_PROBLEMS globs; EAGER_VARIANTS: ';'-separated option sets instead of the default seven)
+            # torch eager (EAGER_PROBLEMS globs; EAGER_VARIANTS: ';'-separated option sets instead of the default seven;
+            # EAGER_TORCH set: torch eager on the same networks too)
             set -f  # EAGER_PROBLEMS' globs are the networks', not files of the working directory
-            python3 - "$bin/tnrt" ${EAGER_PROBLEMS:-'regular3-n160' 'hyper-n100*' 'lattice-7x7*' 'lm-sliding-d2*' 'chain-n8*'} <<'PY'
+            eager_nets=(${EAGER_PROBLEMS:-regular3-n160 hyper-n100* lattice-7x7* lm-sliding-d2* chain-n8*})
+            python3 - "$bin/tnrt" "${eager_nets[@]}" <<'PY'
 import fnmatch, json, os, subprocess, sys
 tnrt, globs = sys.argv[1], sys.argv[2:]
 suite = json.load(open("bench/suites/families.json"))
@@ -244,7 +246,7 @@ for p in suite["problems"]:
         continue
     print(p["name"], flush=True)
     for v in variants:
-        # EAGER_WARMUP (default 12): eager's layout (eight calls) and cuBLAS route (four) learned first
+        # EAGER_WARMUP (default 12): eager's layout (eight calls) and cuBLAS route (three) learned first
         cmd = [tnrt, "contract", p["file"], "--device", "cuda", "--dtype", p["dtype"], "--fill", repr(p["fill"]["value"]),
                "--warmup", os.environ.get("EAGER_WARMUP", "12"), "--repeat", "10"] + v.split()
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
@@ -252,7 +254,7 @@ for p in suite["problems"]:
         print("  %-28s " % v + (" | ".join(t) if r.returncode == 0 else "rc %d %s" % (r.returncode, r.stderr.strip()[:200])), flush=True)
 PY
             if [[ -n ${EAGER_TORCH:-} ]]; then  # torch eager on the same networks, same sitting
-              python3 - ${EAGER_PROBLEMS:-'lm-sliding-d2*'} <<'PY'
+              python3 - "${eager_nets[@]}" <<'PY'
 import fnmatch, json, subprocess, sys
 suite = json.load(open("bench/suites/families.json"))
 for p in suite["problems"]:

@@ -140,6 +140,16 @@ std::optional<gemm_form> lower_to_gemm(const lowered_step& s) {
   return gemm_of_modes(modes);
 }
 
+lowered_step gemm_copy_step(const lowered_step& s, const gemm_with_copies& c, int i) {
+  const strided_operand* from[3] = {&s.a, &s.b, &s.d};
+  const strided_operand* to[3] = {&c.step.a, &c.step.b, &c.step.d};
+  lowered_step copy;
+  copy.kind = lowered_kind::reduction;
+  copy.a = i < 2 ? *from[i] : *to[i];
+  copy.d = i < 2 ? *to[i] : *from[i];
+  return copy;
+}
+
 std::optional<gemm_with_copies> lower_to_gemm_with_copies(const lowered_step& s) {
   std::vector<mode_strides> modes;
   if (!collect_modes(s, modes) || gemm_of_modes(modes)) return std::nullopt;

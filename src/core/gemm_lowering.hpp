@@ -56,6 +56,11 @@ struct gemm_with_copies {
 /// (m, n, batch), first fastest, each group's modes in the order of an operand that is not copied.
 std::optional<gemm_with_copies> lower_to_gemm_with_copies(const lowered_step& s);
 
+/// The copy of operand `i` (0 A, 1 B, 2 D; c.copied[i] set) as a lowered reduction: A and B from
+/// where they lie in `s` into their copies, D from its copy into place. What a backend plans and
+/// runs around the GEMM of `c`.
+lowered_step gemm_copy_step(const lowered_step& s, const gemm_with_copies& c, int i);
+
 /// Reference evaluation of the GEMM form on host memory (tests): C = op(X) op(Y) per batch, with
 /// x = the step's A (or B when swapped), written to d.
 template <class T>

@@ -14,9 +14,10 @@ gemm_routes plan_gemm_routes(const step_plan& plan, const options& opt, dtype t,
   if (plan.kernel.size() != steps) return out;  // the step-less tree: its one entry is a copy
   const bool direct_always = opt.gemm_lowering == kernel_choice::always;
   const bool copies_always = opt.gemm_copies == kernel_choice::always;
-  const bool copies_timed = opt.gemm_copies == kernel_choice::automatic && opt.gemm_lowering == kernel_choice::automatic;
-  const bool direct_timed = opt.gemm_lowering == kernel_choice::automatic;
+  // Timed (`learn`) only when neither is `always`: gemm_lowering is then `automatic`, and copies
+  // are timed unless gemm_copies is `never`.
   out.learn = !direct_always && !copies_always;
+  const bool copies_timed = out.learn && opt.gemm_copies != kernel_choice::never;
 
   std::vector<int> chosen;
   for (std::size_t k = 0; k < steps; ++k) {
@@ -25,23 +26,16 @@ gemm_routes plan_gemm_routes(const step_plan& plan, const options& opt, dtype t,
     gemm_route r;
     if (std::optional<gemm_form> g = lower_to_gemm(low)) {
       r.multiply_adds = static_cast<double>(g->m) * static_cast<double>(g->n) * static_cast<double>(g->k) * static_cast<double>(g->batch);
-      const bool take = direct_always || (out.learn && direct_timed && r.multiply_adds >= rule.min_multiply_adds);
+      const bool take = direct_always || (out.learn && r.multiply_adds >= rule.min_multiply_adds);
       if (!take) continue;
       r.direct = *g;
     } else if (std::optional<gemm_with_copies> c = lower_to_gemm_with_copies(low)) {
       r.multiply_adds = c->multiply_adds();
-      const bool take = copies_always || (out.learn && copies_timed && r.multiply_adds >= rule.min_multiply_adds &&
+      const bool take = copies_always || (copies_timed && r.multiply_adds >= rule.min_multiply_adds &&
                                           r.multiply_adds >= rule.copies_min_intensity * c->copied_elements());
       if (!take) continue;
-      const strided_operand* from[3] = {&low.a, &low.b, &low.d};
-      const strided_operand* to[3] = {&c->step.a, &c->step.b, &c->step.d};
-      for (int i = 0; i < 3; ++i) {
-        if (!c->copied[i]) continue;
-        lowered_step& perm = r.copy_steps[i];
-        perm.kind = lowered_kind::reduction;
-        perm.a = i < 2 ? *from[i] : *to[i];
-        perm.d = i < 2 ? *to[i] : *from[i];
-      }
+      for (int i = 0; i < 3; ++i)
+        if (c->copied[i]) r.copy_steps[i] = gemm_copy_step(low, *c, i);
       r.copies = std::move(*c);
     } else {
       continue;

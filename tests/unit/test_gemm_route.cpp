@@ -133,52 +133,48 @@ TEST(GemmRoute, SmallStepsOnlyUnderAlways) {
 }
 
 TEST(GemmRoute, CopiesWhereTheStepIsNoGemmAsItLies) {
-  // A's batch label between its m and k labels, D's batch label last: no GEMM as it lies under the
-  // column-major intermediate, one after copies. 2^24 multiply-adds against 2^17 + 2^16 + ... copied.
+  // A's batch label between its m and k labels, D's batch label last: no GEMM as it lies under any
+  // layout, one after copies. 2^24 multiply-adds against 2^17 copied elements.
   const problem p = einsum_problem("ibk,kbj->ijb", "64x16x128,128x16x128");
   options o = no_fusion();
   for (layout_policy lay : {layout_policy::column_major, layout_policy::row_major, layout_policy::planned}) {
     o.intermediate_layout = lay;
     const step_plan plan = plan_steps(p, o);
     const lowered_step& low = plan.lowered[0];
-    const std::optional<gemm_with_copies> form = lower_to_gemm_with_copies(low);
-    const bool direct = lower_to_gemm(low).has_value();
-    const gemm_routes r = plan_gemm_routes(plan, o, p.type, true);
     SCOPED_TRACE(std::string("layout ") + std::to_string(static_cast<int>(lay)));
-    if (!direct && !form) {
-      EXPECT_TRUE(r.candidates.empty());
-      continue;
-    }
+    ASSERT_FALSE(lower_to_gemm(low).has_value()) << "the case needs a step that is no GEMM as it lies";
+    ASSERT_TRUE(lower_to_gemm_with_copies(low).has_value());
+    const gemm_routes r = plan_gemm_routes(plan, o, p.type, true);
     ASSERT_EQ(r.candidates, std::vector<int>{0});
-    EXPECT_EQ(r.route[0]->direct.has_value(), direct);
-    EXPECT_EQ(r.route[0]->copies.has_value(), !direct);
+    EXPECT_FALSE(r.route[0]->direct.has_value());
+    EXPECT_TRUE(r.route[0]->copies.has_value());
     EXPECT_LE(route_error(low, *r.route[0], 7), 1e-12);
   }
-  // The same step with gemm_copies never: only as it lies; always: untimed.
+  // The same step with gemm_copies never: no route; always: untimed.
   o.intermediate_layout = layout_policy::column_major;
   const step_plan plan = plan_steps(p, o);
-  if (!lower_to_gemm(plan.lowered[0]) && lower_to_gemm_with_copies(plan.lowered[0])) {
-    o.gemm_copies = kernel_choice::never;
-    EXPECT_TRUE(plan_gemm_routes(plan, o, p.type, true).candidates.empty());
-    o.gemm_copies = kernel_choice::always;
-    const gemm_routes r = plan_gemm_routes(plan, o, p.type, true);
-    EXPECT_EQ(r.candidates, std::vector<int>{0});
-    EXPECT_FALSE(r.learn);
-  }
+  o.gemm_copies = kernel_choice::never;
+  EXPECT_TRUE(plan_gemm_routes(plan, o, p.type, true).candidates.empty());
+  o.gemm_copies = kernel_choice::always;
+  const gemm_routes r = plan_gemm_routes(plan, o, p.type, true);
+  EXPECT_EQ(r.candidates, std::vector<int>{0});
+  EXPECT_FALSE(r.learn);
 }
 
 TEST(GemmRoute, CopiesNeedEnoughWorkPerCopiedElement) {
-  // An outer-product-like step (k = 2): 2 multiply-adds per element of D, far under 8 per copied one.
+  // An outer-product-like step (k = 2): 2^23 multiply-adds against 2^22 copied elements, 2 per
+  // copied element, under the floor of 8; at a floor of 2 it is a candidate.
   const problem p = einsum_problem("iak,kbj->ijab", "64x32x2,2x32x64");
   const options o = no_fusion();
   const step_plan plan = plan_steps(p, o);
   const lowered_step& low = plan.lowered[0];
-  const gemm_routes r = plan_gemm_routes(plan, o, p.type, true);
-  if (lower_to_gemm(low)) {
-    EXPECT_EQ(r.candidates.size(), 1U);  // as it lies, timing decides
-  } else {
-    EXPECT_TRUE(r.candidates.empty()) << "copies moving more than an eighth of the work's elements are no candidate";
-  }
+  ASSERT_FALSE(lower_to_gemm(low).has_value()) << "the case needs a step that is no GEMM as it lies";
+  ASSERT_TRUE(lower_to_gemm_with_copies(low).has_value());
+  EXPECT_TRUE(plan_gemm_routes(plan, o, p.type, true).candidates.empty())
+      << "copies moving more than an eighth of the work's elements are no candidate";
+  gemm_route_rule rule;
+  rule.copies_min_intensity = 2;
+  EXPECT_EQ(plan_gemm_routes(plan, o, p.type, true, rule).candidates, std::vector<int>{0});
 }
 
 TEST(GemmRoute, RandomChainsEveryRouteComputesTheStep) {
