@@ -93,7 +93,7 @@ GPU knobs:
   --layout auto|column|follow|row|planned   intermediates' layout (default auto: compiled mode builds the
                              program under each of the four, times a few replays and keeps the fastest; eager
                              runs a network's first eight calls under each layout twice (a warm call, then a
-                             timed call), then keeps the fastest; column: the tree's label order, first
+                             timed call), then keeps the fastest (and learns its cuBLAS route, --gemm); column: the tree's label order, first
                              contiguous; planned: each intermediate in a mode order of its own, so that heavy
                              steps are GEMMs as their operands lie)
   --no-fuse                  run every step through cuTENSOR (default: small subtrees in one fused launch)
@@ -114,7 +114,8 @@ GPU knobs:
                              cuBLAS too, full precision, and runs there when faster (auto, the default);
                              on: through cuBLAS wherever it is one GEMM; off: cuTENSOR only. Eager (auto):
                              after its layout, steps of 2^20 multiply-adds or more are timed through cuBLAS
-                             over three calls (one warm, two timed step by step) and keep the faster
+                             over four calls (one warm, two timed step by step, one timed whole) and keep it
+                             where it is faster, when the whole call is faster too
   --gemm-algos N             compiled, with --gemm auto: on GEMM steps of --gemm-algo-min-ms (default 0.05) or
                              more, also time the first N algorithms of cuBLASLt's heuristic and keep one 3%
                              faster (default 8; 0: none)

@@ -126,8 +126,8 @@ struct options {
   /// is one GEMM (tests); `never`: cuTENSOR only. Without cuBLAS on the machine, cuTENSOR only.
   /// Eager calls take the same option and gemm_copies (src/core/gemm_route.hpp): under `automatic`
   /// a network learns, once its layout is settled, which steps of 2^20 multiply-adds or more run
-  /// faster through cuBLAS (as they lie, or after copies where gemm_copies allows), over three calls;
-  /// under `always` they run there untimed.
+  /// faster through cuBLAS (as they lie, or after copies where gemm_copies allows), over four calls,
+  /// and keeps them when the whole call is faster too; under `always` they run there untimed.
   kernel_choice gemm_lowering = kernel_choice::automatic;
   /// Compiled, with gemm_lowering automatic and cuBLASLt beside cuBLAS: on a step that is one GEMM
   /// and still at least gemm_algo_min_ms after the timings above, the first `gemm_algos` algorithms
@@ -188,7 +188,7 @@ struct api_stats {
   std::uint64_t eager_layouts_row = 0;      // row-major,
   std::uint64_t eager_layouts_follow = 0;   // follow,
   std::uint64_t eager_layouts_planned = 0;  // planned (each intermediate's mode order its own)
-  std::uint64_t eager_route_trials = 0;     // eager calls timed step by step to learn which steps run through cuBLAS
+  std::uint64_t eager_route_trials = 0;     // eager calls timed (step by step, then whole) to learn which steps run through cuBLAS
   std::uint64_t eager_route_steps = 0;      // steps that kept the cuBLAS route (or took it untimed, under `always`), over the networks decided
   std::uint64_t bridged_calls = 0;  // calls on a caller's stream run on the context's own, bridged by two events (eager calls; program runs without an io graph)
   /// Networks whose eager layout was learned, whichever it was.

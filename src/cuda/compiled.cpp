@@ -1052,17 +1052,11 @@ bool compiled_program::prepare_copies(op& o, const lowered_step& low, gemm_with_
   const std::size_t elem = size_of(type_);
   o.copy_bytes = 0;
   o.copy_workspace_bytes = 0;
-  const strided_operand* from[3] = {&low.a, &low.b, &low.d};
-  const strided_operand* to[3] = {&o.copies->step.a, &o.copies->step.b, &o.copies->step.d};
   try {
     for (int i = 0; i < 3; ++i) {
       if (!o.copies->copied[i]) continue;
       // A and B are copied into their layouts; D's copy (the GEMM's result) is copied out of it.
-      lowered_step perm;
-      perm.kind = lowered_kind::reduction;
-      perm.a = i < 2 ? *from[i] : *to[i];
-      perm.d = i < 2 ? *to[i] : *from[i];
-      o.copy_plans[i] = eng_->plan(perm, type_);
+      o.copy_plans[i] = eng_->plan(gemm_copy_step(low, *o.copies, i), type_);
       o.copy_workspace_bytes = std::max<std::size_t>(o.copy_workspace_bytes, o.copy_plans[i]->workspace_bytes());
       o.copy_bytes += aligned(static_cast<std::size_t>(o.copies->elements[i]) * elem);
     }

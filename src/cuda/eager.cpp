@@ -4,6 +4,7 @@
 #include <array>
 #include <memory>
 #include <optional>
+#include <span>
 
 #include "core/fusion.hpp"
 #include "core/gemm_route.hpp"
@@ -42,6 +43,26 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
 // options' layout, and a call on a stream being captured into a graph takes part in no trial (no
 // events are recorded into a capture). Results under different layouts differ only in rounding
 // (the order of sums).
+// Timing events of a learning (its calls' starts and stops): made together, freed together. A
+// pending event is freed once it completes.
+void destroy_events(std::span<cudaEvent_t> events) noexcept {
+  for (cudaEvent_t& e : events) {
+    if (e != nullptr) (void)cudaEventDestroy(e);
+    e = nullptr;
+  }
+}
+bool create_events(std::span<cudaEvent_t> events) noexcept {
+  for (cudaEvent_t& e : events) {
+    if (cudaEventCreate(&e) != cudaSuccess) {
+      e = nullptr;
+      (void)cudaGetLastError();
+      destroy_events(events);
+      return false;
+    }
+  }
+  return true;
+}
+
 struct layout_learning {
   std::array<layout_policy, layout_count> order{};
   int calls = 0;    // calls that took part so far
@@ -57,41 +78,32 @@ struct layout_learning {
   layout_learning(const layout_learning&) = delete;
   layout_learning& operator=(const layout_learning&) = delete;
   ~layout_learning() { release(); }
-  void release() noexcept {
-    for (cudaEvent_t& e : events) {
-      if (e != nullptr) (void)cudaEventDestroy(e);  // a pending event is freed once it completes
-      e = nullptr;
-    }
-  }
-  bool make_events() noexcept {
-    for (cudaEvent_t& e : events) {
-      if (cudaEventCreate(&e) != cudaSuccess) {
-        e = nullptr;
-        (void)cudaGetLastError();
-        release();
-        return false;
-      }
-    }
-    return true;
-  }
+  void release() noexcept { destroy_events(events); }
+  bool make_events() noexcept { return create_events(events); }
 };
 
 // Eager's cuBLAS route (core/gemm_route.hpp), learned once the network's layout is settled: a warm
 // call runs every candidate step through cuBLAS (its copies' plans built, cuBLAS's kernels loaded),
-// then one call is timed with the route and one without, an event pair around each candidate step,
-// and a later call whose events have all completed (a query, never a wait) keeps the route on each
-// step where it was at least 3% faster. Why: torch runs batched einsums' steps through cuBLAS, and
+// then one call is timed with the route and one without, an event pair around each candidate step
+// and one around the whole call without. A later call whose events have all completed (a query,
+// never a wait) keeps the route on each step where it was at least 3% and 2 us faster, and is
+// timed whole itself; the call after it keeps those steps only when that whole call was 3% faster
+// than the one without. The whole-call check is there because steps timed alone can mislead: on
+// mpo-heis-L40-f64 (119 steps of about 10 us, host-bound) the steps' choice made eager 8-50%
+// slower under every layout (H100, 2026-12-05). Why the route: torch runs batched einsums' steps through cuBLAS, and
 // on lm-sliding-d2 eager trailed torch eager (2.37 against 1.95 ms, H200) where compiled, which
 // times cuBLAS per step, led. A rule without timing (every GEMM step of 2^22 multiply-adds through
 // cuBLAS) was measured and taken out: it slowed chain-n12 0.331 -> 0.476 ms (design.md).
 struct route_learning {
-  enum class phase : std::uint8_t { start, warm, timed_route, timed_library, deciding, done };
+  enum class phase : std::uint8_t { start, warm, timed_route, deciding, confirming, done };
   phase at = phase::start;
   layout_policy layout = layout_policy::column_major;  // the layout the routes were planned under
   gemm_routes routes;
   std::vector<int> slot;          // per step: its index among the candidates, or -1
   std::vector<std::uint8_t> use;  // per step: through cuBLAS (all candidates while warming; then the kept ones)
-  std::vector<cudaEvent_t> events;  // per candidate: route start, stop, library start, stop
+  /// Per candidate: route start, stop, library start, stop; then the whole library call's start and
+  /// stop, and the whole confirming call's.
+  std::vector<cudaEvent_t> events;
   int kept = 0;
 
   route_learning() = default;
@@ -99,21 +111,14 @@ struct route_learning {
   route_learning& operator=(const route_learning&) = delete;
   ~route_learning() { release(); }
   void release() noexcept {
-    for (cudaEvent_t& e : events)
-      if (e != nullptr) (void)cudaEventDestroy(e);
+    destroy_events(events);
     events.clear();
   }
   bool make_events() noexcept {
-    events.assign(4 * routes.candidates.size(), nullptr);
-    for (cudaEvent_t& e : events) {
-      if (cudaEventCreate(&e) != cudaSuccess) {
-        e = nullptr;
-        (void)cudaGetLastError();
-        release();
-        return false;
-      }
-    }
-    return true;
+    events.assign(4 * routes.candidates.size() + 4, nullptr);
+    if (create_events(events)) return true;
+    events.clear();
+    return false;
   }
 };
 
@@ -275,7 +280,24 @@ struct route_turn {
   const std::vector<std::uint8_t>* use = nullptr;  // null: every step as planned
   const std::vector<int>* slot = nullptr;          // with events: per step, its candidate index or -1
   cudaEvent_t* events = nullptr;                   // per candidate i: events[4 * i] and events[4 * i + 1]
+  cudaEvent_t start = nullptr, stop = nullptr;     // around the whole call, when it is timed whole
 };
+
+// Milliseconds between two recorded events; -1 while `stop` is pending, -2 when it cannot be read
+// (a record failed, or its call threw before it).
+float elapsed_or(cudaEvent_t start, cudaEvent_t stop) noexcept {
+  const cudaError_t q = cudaEventQuery(stop);
+  float ms = 0;
+  if (q == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  if (q != cudaSuccess || cudaEventElapsedTime(&ms, start, stop) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -2;
+  }
+  return ms;
+}
 
 route_turn next_route(engine& eng, const problem& p, const eager_call& call, const step_plan& plan, const layout_turn& layout, route_learning& r) {
   if (!layout.settled) return {};
@@ -322,43 +344,58 @@ route_turn next_route(engine& eng, const problem& p, const eager_call& call, con
       r.at = phase::timed_route;
       eng.count_route_trial();
       return {&r.routes, &r.use, &r.slot, r.events.data()};
-    case phase::timed_route:
+    case phase::timed_route: {
       r.at = phase::deciding;
       eng.count_route_trial();
-      return {&r.routes, nullptr, &r.slot, r.events.data() + 2};
+      route_turn t{&r.routes, nullptr, &r.slot, r.events.data() + 2};
+      t.start = r.events[4 * r.routes.candidates.size()];
+      t.stop = r.events[4 * r.routes.candidates.size() + 1];
+      return t;
+    }
     default:
       break;
   }
-  // deciding: every timed step's events must have completed.
   const std::size_t n = r.routes.candidates.size();
-  std::vector<float> ms(2 * n, 0.0F);
-  bool failed = false;
-  for (std::size_t i = 0; i < n && !failed; ++i) {
-    for (int w = 0; w < 2; ++w) {
-      cudaEvent_t start = r.events[4 * i + 2 * static_cast<std::size_t>(w)], stop = r.events[4 * i + 2 * static_cast<std::size_t>(w) + 1];
-      const cudaError_t q = cudaEventQuery(stop);
-      if (q == cudaErrorNotReady) {
-        (void)cudaGetLastError();
-        return {};  // not finished yet: as planned, and ask again on a later call
-      }
-      if (q != cudaSuccess || cudaEventElapsedTime(&ms[2 * i + static_cast<std::size_t>(w)], start, stop) != cudaSuccess) {
-        (void)cudaGetLastError();
-        failed = true;  // a timed call threw before this step's stop event: no route
-        break;
-      }
-    }
+  cudaEvent_t* whole = r.events.data() + 4 * n;  // library call start, stop; confirming call start, stop
+  auto finish = [&](int kept) {
+    r.release();
+    if (kept == 0) std::fill(r.use.begin(), r.use.end(), std::uint8_t{0});
+    r.kept = kept;
+    r.at = phase::done;
+    eng.count_route_steps(static_cast<std::uint64_t>(kept));
+    return kept > 0 ? route_turn{&r.routes, &r.use} : route_turn{};
+  };
+  if (r.at == phase::confirming) {
+    const float lib = elapsed_or(whole[0], whole[1]), confirmed = elapsed_or(whole[2], whole[3]);
+    if (lib == -1 || confirmed == -1) return {};  // not finished yet: as planned, and ask again later
+    return finish(lib >= 0 && confirmed >= 0 && confirmed < 0.97F * lib ? r.kept : 0);
   }
-  r.release();
-  r.kept = 0;
+  // deciding: every timed step's events must have completed.
+  std::vector<float> ms(2 * n, 0.0F);
+  for (std::size_t i = 0; i < 2 * n; ++i) {
+    ms[i] = elapsed_or(r.events[2 * i], r.events[2 * i + 1]);
+    if (ms[i] == -1) return {};  // not finished yet: as planned, and ask again on a later call
+    if (ms[i] < 0) return finish(0);  // a timed call threw before this step's stop event: no route
+  }
+  constexpr float min_saving_ms = 0.002F;
+  int kept = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const auto k = static_cast<std::size_t>(r.routes.candidates[i]);
-    const bool keep = !failed && ms[2 * i] < 0.97F * ms[2 * i + 1];
+    const float route = ms[2 * i], library = ms[2 * i + 1];
+    const bool keep = route < 0.97F * library && library - route >= min_saving_ms;
     r.use[k] = keep ? 1 : 0;
-    r.kept += keep ? 1 : 0;
+    kept += keep ? 1 : 0;
   }
-  r.at = phase::done;
-  eng.count_route_steps(static_cast<std::uint64_t>(r.kept));
-  return r.kept > 0 ? route_turn{&r.routes, &r.use} : route_turn{};
+  if (kept == 0) return finish(0);
+  // This call runs the kept steps through cuBLAS and is timed whole; the next call compares it with
+  // the whole library call.
+  r.kept = kept;
+  r.at = phase::confirming;
+  eng.count_route_trial();
+  route_turn t{&r.routes, &r.use};
+  t.start = whole[2];
+  t.stop = whole[3];
+  return t;
 }
 }  // namespace
 
@@ -374,9 +411,11 @@ device_operand contract_eager(engine& eng, const problem& p, const eager_call& c
     const route_turn route = next_route(eng, p, call, plan, turn, analysis.route);
     // A failed record loses that trial (its elapsed time cannot be read later, so the learning
     // keeps the options' layout); the call itself goes on.
-    if (turn.start != nullptr && cudaEventRecord(turn.start, call.stream) != cudaSuccess) (void)cudaGetLastError();
+    for (cudaEvent_t e : {turn.start, route.start})
+      if (e != nullptr && cudaEventRecord(e, call.stream) != cudaSuccess) (void)cudaGetLastError();
     device_operand r = contract_eager_impl(eng, p, call, plan, route, ops);
-    if (turn.stop != nullptr && cudaEventRecord(turn.stop, call.stream) != cudaSuccess) (void)cudaGetLastError();
+    for (cudaEvent_t e : {turn.stop, route.stop})
+      if (e != nullptr && cudaEventRecord(e, call.stream) != cudaSuccess) (void)cudaGetLastError();
     return r;
   } catch (...) {
     for (device_operand& o : ops)
