@@ -113,6 +113,18 @@ for s in "$@"; do
     fam-eager) # eager beside torch eager on every network of the suite, and eager without its cuBLAS route
             # (variant "eager no route") on the networks whose steps are GEMMs
             run_fam fam-eager ${FAM_BUDGET:-330} --only=eager --only="eager no route" --only=torch --timeout 60 ;;
+    eagerprof) # where eager's time goes against compiled's under the same layout (lm-sliding-d2: eager
+            # 2.27 ms, compiled 1.73 under row, H100): CUPTI's busy time, span and gaps of both, and
+            # compiled's step profile; EAGERPROF_NETS (suite names) and EAGERPROF_LAYOUT (default row)
+            for f in ${EAGERPROF_NETS:-lm-sliding-d2-h8-o64-b256}; do
+              F=$(fill_of $f)
+              for m in eager compiled; do
+                extra=""; [[ $m == compiled ]] && extra="--step-profile $out/eagerprof-$f-steps.csv"
+                echo "--- $f $m --layout ${EAGERPROF_LAYOUT:-row}"
+                timeout 150 $bin/tnrt contract bench/suites/families/$f.json --device cuda --fill $F --mode $m --layout ${EAGERPROF_LAYOUT:-row} \
+                  --warmup 12 --repeat 10 --profile $extra --json $out/eagerprof-$f-$m.json 2>&1 | grep -E "^time|^layout|^kernels|profile|busy|gaps|cuBLAS|tnrt:"
+              done
+            done ;;
     fam-miss) # the suite's two missed targets again, with tnrt's step profile: chain-n12 (compiled behind
             # torch's graph) and lm-sliding-d2 (eager behind torch eager)
             run_fam fam-miss ${FAM_BUDGET:-150} --only=eager --only=compiled --only=torch --only='torch?graph' --roofline \
