@@ -114,7 +114,7 @@ GPU knobs:
                              cuBLAS too, full precision, and runs there when faster (auto, the default);
                              on: through cuBLAS wherever it is one GEMM; off: cuTENSOR only. Eager (auto):
                              after its layout, steps of 2^20 multiply-adds or more are timed through cuBLAS
-                             over four calls (one warm, two timed step by step, one timed whole) and keep it
+                             over five calls (one warm, two timed step by step, two timed whole) and keep it
                              where it is faster, when the whole call is faster too
   --gemm-algos N             compiled, with --gemm auto: on GEMM steps of --gemm-algo-min-ms (default 0.05) or
                              more, also time the first N algorithms of cuBLASLt's heuristic and keep one 3%

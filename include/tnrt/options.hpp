@@ -126,7 +126,7 @@ struct options {
   /// is one GEMM (tests); `never`: cuTENSOR only. Without cuBLAS on the machine, cuTENSOR only.
   /// Eager calls take the same option and gemm_copies (src/core/gemm_route.hpp): under `automatic`
   /// a network learns, once its layout is settled, which steps of 2^20 multiply-adds or more run
-  /// faster through cuBLAS (as they lie, or after copies where gemm_copies allows), over four calls,
+  /// faster through cuBLAS (as they lie, or after copies where gemm_copies allows), over five calls,
   /// and keeps them when the whole call is faster too; under `always` they run there untimed.
   kernel_choice gemm_lowering = kernel_choice::automatic;
   /// Compiled, with gemm_lowering automatic and cuBLASLt beside cuBLAS: on a step that is one GEMM

@@ -258,9 +258,9 @@ for p in suite["problems"]:
         continue
     print(p["name"], flush=True)
     for v in variants:
-        # EAGER_WARMUP (default 12): eager's layout (eight calls) and cuBLAS route (three) learned first
+        # EAGER_WARMUP (default 13): eager's layout (eight calls) and cuBLAS route (five) learned first
         cmd = [tnrt, "contract", p["file"], "--device", "cuda", "--dtype", p["dtype"], "--fill", repr(p["fill"]["value"]),
-               "--warmup", os.environ.get("EAGER_WARMUP", "12"), "--repeat", "10"] + v.split()
+               "--warmup", os.environ.get("EAGER_WARMUP", "13"), "--repeat", "10"] + v.split()
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         t = [l for l in r.stdout.splitlines() if l.startswith(("time:", "layout:", "cuBLAS route"))]
         print("  %-28s " % v + (" | ".join(t) if r.returncode == 0 else "rc %d %s" % (r.returncode, r.stderr.strip()[:200])), flush=True)
@@ -314,8 +314,8 @@ PY
             done
             timeout 200 cuda-gdb -batch -ex run -ex bt --args /tmp/dbg/test_cuda_api 2>&1 | grep -v "^\[New Thread\|^\[Thread" | tail -40 ;;
     tests-tiled) for t in $bin/test_cuda_tiled $bin/test_cuda_reference; do echo "--- $t"; timeout 300 $t --gtest_brief=1 2>&1 | tail -12; done ;;
-    ref) # eager after twelve warm-ups: its layout and cuBLAS route learned (src/cuda/eager.cpp)
-         for m in eager compiled; do timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --warmup 12 --json $out/ref-$m.json 2>&1 | tail -30; done ;;
+    ref) # eager after thirteen warm-ups: its layout and cuBLAS route learned (src/cuda/eager.cpp)
+         for m in eager compiled; do timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --warmup 13 --json $out/ref-$m.json 2>&1 | tail -30; done ;;
     refverify) for m in eager compiled; do timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --random 7 --verify 2>&1 | tail -8; done ;;
     torch) timeout 300 python3 bench/peers/torch_tree.py $ref --json $out/torch.json 2>&1 | tail -5
            timeout 300 python3 bench/peers/torch_tree.py $ref --graph --json $out/torch-graph.json 2>&1 | tail -5

@@ -84,25 +84,26 @@ struct layout_learning {
 
 // Eager's cuBLAS route (core/gemm_route.hpp), learned once the network's layout is settled: a warm
 // call runs every candidate step through cuBLAS (its copies' plans built, cuBLAS's kernels loaded),
-// then one call is timed with the route and one without, an event pair around each candidate step
-// and one around the whole call without. A later call whose events have all completed (a query,
-// never a wait) keeps the route on each step where it was at least 3% and 2 us faster, and is
-// timed whole itself; the call after it keeps those steps only when that whole call was 3% faster
-// than the one without. The whole-call check is there because steps timed alone can mislead: on
-// mpo-heis-L40-f64 (119 steps of about 10 us, host-bound) the steps' choice made eager 8-50%
-// slower under every layout (H100, 2026-12-05). Why the route: torch runs batched einsums' steps through cuBLAS, and
+// then one call is timed with the route and one without, an event pair around each candidate step.
+// A later call whose events have all completed (a query, never a wait) picks the steps where the
+// route was at least 3% and 2 us faster; if any, that call runs without the route and the next one
+// with the picked steps, each timed whole (no step events: their records add host time, and the
+// first version compared a call that carried them with one that did not), and the call after keeps
+// the picked steps only when the routed call was 3% faster. The whole-call check is there because
+// steps timed alone can mislead: on mpo-heis-L40-f64 (119 steps of about 10 us, host-bound) the
+// steps' choice made eager 8-50% slower under every layout (H100, 2026-12-05). Why the route: torch runs batched einsums' steps through cuBLAS, and
 // on lm-sliding-d2 eager trailed torch eager (2.37 against 1.95 ms, H200) where compiled, which
 // times cuBLAS per step, led. A rule without timing (every GEMM step of 2^22 multiply-adds through
 // cuBLAS) was measured and taken out: it slowed chain-n12 0.331 -> 0.476 ms (design.md).
 struct route_learning {
-  enum class phase : std::uint8_t { start, warm, timed_route, deciding, confirming, done };
+  enum class phase : std::uint8_t { start, warm, timed_route, deciding, confirm_library, confirming, done };
   phase at = phase::start;
   layout_policy layout = layout_policy::column_major;  // the layout the routes were planned under
   gemm_routes routes;
   std::vector<int> slot;          // per step: its index among the candidates, or -1
   std::vector<std::uint8_t> use;  // per step: through cuBLAS (all candidates while warming; then the kept ones)
   /// Per candidate: route start, stop, library start, stop; then the whole library call's start and
-  /// stop, and the whole confirming call's.
+  /// stop, and the whole routed call's.
   std::vector<cudaEvent_t> events;
   int kept = 0;
 
@@ -344,19 +345,23 @@ route_turn next_route(engine& eng, const problem& p, const eager_call& call, con
       r.at = phase::timed_route;
       eng.count_route_trial();
       return {&r.routes, &r.use, &r.slot, r.events.data()};
-    case phase::timed_route: {
+    case phase::timed_route:
       r.at = phase::deciding;
       eng.count_route_trial();
-      route_turn t{&r.routes, nullptr, &r.slot, r.events.data() + 2};
-      t.start = r.events[4 * r.routes.candidates.size()];
-      t.stop = r.events[4 * r.routes.candidates.size() + 1];
-      return t;
-    }
+      return {&r.routes, nullptr, &r.slot, r.events.data() + 2};
     default:
       break;
   }
   const std::size_t n = r.routes.candidates.size();
-  cudaEvent_t* whole = r.events.data() + 4 * n;  // library call start, stop; confirming call start, stop
+  cudaEvent_t* whole = r.events.data() + 4 * n;  // library call start, stop; routed call start, stop
+  if (r.at == phase::confirm_library) {  // the picked steps through cuBLAS, timed whole
+    r.at = phase::confirming;
+    eng.count_route_trial();
+    route_turn t{&r.routes, &r.use};
+    t.start = whole[2];
+    t.stop = whole[3];
+    return t;
+  }
   auto finish = [&](int kept) {
     r.release();
     if (kept == 0) std::fill(r.use.begin(), r.use.end(), std::uint8_t{0});
@@ -387,14 +392,14 @@ route_turn next_route(engine& eng, const problem& p, const eager_call& call, con
     kept += keep ? 1 : 0;
   }
   if (kept == 0) return finish(0);
-  // This call runs the kept steps through cuBLAS and is timed whole; the next call compares it with
-  // the whole library call.
+  // This call runs every step as planned, timed whole; the next runs the picked steps through
+  // cuBLAS, timed whole; the one after compares them.
   r.kept = kept;
-  r.at = phase::confirming;
+  r.at = phase::confirm_library;
   eng.count_route_trial();
-  route_turn t{&r.routes, &r.use};
-  t.start = whole[2];
-  t.stop = whole[3];
+  route_turn t;
+  t.start = whole[0];
+  t.stop = whole[1];
   return t;
 }
 }  // namespace
