@@ -42,7 +42,8 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
 // least 3% faster (compiled's rule), and every later call takes it. Until then calls take the
 // options' layout, and a call on a stream being captured into a graph takes part in no trial (no
 // events are recorded into a capture). Results under different layouts differ only in rounding
-// (the order of sums).
+// (the order of sums). The learning's events and how they are read come first.
+
 // Timing events of a learning (its calls' starts and stops): made together, freed together. A
 // pending event is freed once it completes.
 void destroy_events(std::span<cudaEvent_t> events) noexcept {
@@ -61,6 +62,22 @@ bool create_events(std::span<cudaEvent_t> events) noexcept {
     }
   }
   return true;
+}
+
+// Milliseconds between two recorded events; -1 while `stop` is pending, -2 when it cannot be read
+// (a record failed, or its call threw before it).
+float elapsed_or(cudaEvent_t start, cudaEvent_t stop) noexcept {
+  const cudaError_t q = cudaEventQuery(stop);
+  float ms = 0;
+  if (q == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  if (q != cudaSuccess || cudaEventElapsedTime(&ms, start, stop) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -2;
+  }
+  return ms;
 }
 
 struct layout_learning {
@@ -253,13 +270,9 @@ layout_turn next_layout(engine& eng, const problem& p, const eager_call& call, l
   }
   float ms[trial_layouts] = {};
   for (std::size_t i = 0; i < trial_layouts; ++i) {
-    const cudaError_t q = cudaEventQuery(l.events[2 * i + 1]);
-    if (q == cudaErrorNotReady) {
-      (void)cudaGetLastError();
-      return {l.order[0]};  // not finished yet: ask again on a later call
-    }
-    if (q != cudaSuccess || cudaEventElapsedTime(&ms[i], l.events[2 * i], l.events[2 * i + 1]) != cudaSuccess) {
-      (void)cudaGetLastError();
+    ms[i] = elapsed_or(l.events[2 * i], l.events[2 * i + 1]);
+    if (ms[i] == -1) return {l.order[0]};  // not finished yet: ask again on a later call
+    if (ms[i] < 0) {
       l.chosen = 0;  // a trial failed (its call threw before the stop event): keep the options' layout
       l.release();
       return {l.order[0], nullptr, nullptr, true};
@@ -283,22 +296,6 @@ struct route_turn {
   cudaEvent_t* events = nullptr;                   // per candidate i: events[4 * i] and events[4 * i + 1]
   cudaEvent_t start = nullptr, stop = nullptr;     // around the whole call, when it is timed whole
 };
-
-// Milliseconds between two recorded events; -1 while `stop` is pending, -2 when it cannot be read
-// (a record failed, or its call threw before it).
-float elapsed_or(cudaEvent_t start, cudaEvent_t stop) noexcept {
-  const cudaError_t q = cudaEventQuery(stop);
-  float ms = 0;
-  if (q == cudaErrorNotReady) {
-    (void)cudaGetLastError();
-    return -1;
-  }
-  if (q != cudaSuccess || cudaEventElapsedTime(&ms, start, stop) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return -2;
-  }
-  return ms;
-}
 
 route_turn next_route(engine& eng, const problem& p, const eager_call& call, const step_plan& plan, const layout_turn& layout, route_learning& r) {
   if (!layout.settled) return {};
