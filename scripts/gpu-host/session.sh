@@ -122,7 +122,7 @@ for s in "$@"; do
                 extra=""; [[ $m == compiled ]] && extra="--step-profile $out/eagerprof-$f-steps.csv"
                 echo "--- $f $m --layout ${EAGERPROF_LAYOUT:-row}"
                 timeout 150 $bin/tnrt contract bench/suites/families/$f.json --device cuda --fill $F --mode $m --layout ${EAGERPROF_LAYOUT:-row} \
-                  --warmup 12 --repeat 10 --profile $extra --json $out/eagerprof-$f-$m.json 2>&1 | grep -E "^time|^layout|^kernels|profile|busy|gaps|cuBLAS|tnrt:"
+                  --warmup 13 --repeat 10 --profile $extra --json $out/eagerprof-$f-$m.json 2>&1 | grep -E "^time|^layout|^kernels|profile|busy|gaps|cuBLAS|tnrt:"
               done
             done ;;
     fam-miss) # the suite's two missed targets again, with tnrt's step profile: chain-n12 (compiled behind
