@@ -214,10 +214,50 @@ std::unique_ptr<compiled_program> compiled_program::build_tree(engine& eng, cons
       best->concurrent_ms_ = t;
     }
   }
+  // Last, the cuBLAS steps against cuTENSOR in the whole program: a step timed alone can lose in
+  // the program (chain-n12: step 8 through cuBLAS took 42.7 us in the program against 28.8 us on
+  // cuTENSOR, and the whole call 0.316 against 0.305 ms with --gemm off; H100,
+  // bench/results/2026-12-06d-h100-chain-n12).
+  if (best->gemm_chosen_ > 0 && eng.opts().gemm_lowering == kernel_choice::automatic) best->check_gemm_choices(best_ms);
   best->layout_times_ = std::move(times);
   best->compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();  // every candidate's
   if (kept_ms != nullptr) *kept_ms = best_ms;
   return best;
+}
+
+void compiled_program::check_gemm_choices(float& kept_ms) {
+  const cudaStream_t st = eng_->stream();
+  std::vector<op*> flipped;
+  for (op& o : ops_)
+    if (o.use_gemm && o.plan) flipped.push_back(&o);
+  if (flipped.empty()) return;
+  const float with = time_replays(*this, st);  // timed again beside the other, alike
+  for (op* o : flipped) o->use_gemm = false;
+  recapture();
+  const float without = time_replays(*this, st);
+  if (without < with * 0.97F) {
+    kept_ms = without;
+    gemm_dropped_ = static_cast<int>(flipped.size());
+    gemm_chosen_ -= gemm_dropped_;
+    for (op* o : flipped) {
+      if (o->lt) --gemm_algos_chosen_;
+      o->lt.reset();
+      o->lt_algo = -1;
+    }
+    return;
+  }
+  for (op* o : flipped) o->use_gemm = true;
+  recapture();
+  kept_ms = with;
+}
+
+void compiled_program::recapture() {
+  if (!opt_.use_graph) return;  // replays on the stream read the ops as they are
+  io_exec_.reset();
+  io_graph_.reset();
+  exec_.reset();
+  graph_.reset();
+  capture();
 }
 
 std::unique_ptr<compiled_program> compiled_program::build_timed_layouts(engine& eng, const problem& p, const limit_rule& limit_beside,

@@ -143,6 +143,9 @@ class compiled_program {
   /// cuBLAS (options::gemm_lowering: timed faster, or `always`).
   [[nodiscard]] int gemm_candidates() const noexcept { return gemm_candidates_; }
   [[nodiscard]] int gemm_chosen() const noexcept { return gemm_chosen_; }
+  /// Steps timing put on cuBLAS one at a time that the whole-program check took back to cuTENSOR
+  /// (the program with all of them on cuTENSOR replayed 3% faster; build_tree).
+  [[nodiscard]] int gemm_dropped() const noexcept { return gemm_dropped_; }
   /// Of those, the steps on a cuBLASLt algorithm that timing chose over cuBLAS's own (and the
   /// step's other candidates) by 3%, and the cuBLASLt algorithms timed (options::gemm_algos).
   [[nodiscard]] int gemm_algos_chosen() const noexcept { return gemm_algos_chosen_; }
@@ -253,6 +256,12 @@ class compiled_program {
   static std::unique_ptr<compiled_program> build_tree(engine& eng, const problem& p, float* kept_ms = nullptr);
   static limit_rule limit_rule_of(engine& eng);
   void take_split(const split_sums_result& r);
+  /// The whole-program check of the cuBLAS steps (use_gemm) timing chose one at a time: the program
+  /// replayed as it is and with those steps on their cuTENSOR plans; they go back to cuTENSOR
+  /// when that is 3% faster. `kept_ms` gets the kept program's replay time.
+  void check_gemm_choices(float& kept_ms);
+  /// The graph captured again after ops changed (stream replay when the capture fails).
+  void recapture();
   static std::unique_ptr<compiled_program> build_timed_layouts(engine& eng, const problem& p, const limit_rule& limit_beside,
                                                                std::vector<std::pair<layout_policy, float>>& times, float& best_ms);
   step_choices choose_steps(const problem& p);
@@ -337,7 +346,7 @@ class compiled_program {
   std::vector<int> op_steps_;
   int kernel_ranks_chosen_ = 0, kernel_rank_trials_ = 0;  // options::kernel_ranks
   int gemm_algos_chosen_ = 0, gemm_algo_trials_ = 0;      // options::gemm_algos
-  int tiled_chosen_ = 0, tiled_rejected_ = 0, algos_changed_ = 0, gemm_candidates_ = 0, gemm_chosen_ = 0, jit_chosen_ = 0, copies_chosen_ = 0, copies_tried_ = 0;
+  int tiled_chosen_ = 0, tiled_rejected_ = 0, algos_changed_ = 0, gemm_candidates_ = 0, gemm_chosen_ = 0, gemm_dropped_ = 0, jit_chosen_ = 0, copies_chosen_ = 0, copies_tried_ = 0;
   device::pool_block copies_;  // the scratch of the steps that run as copies and a GEMM
   std::size_t copies_bytes_ = 0;
   dtype type_ = dtype::f32;
