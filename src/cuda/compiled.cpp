@@ -214,11 +214,11 @@ std::unique_ptr<compiled_program> compiled_program::build_tree(engine& eng, cons
       best->concurrent_ms_ = t;
     }
   }
-  // Last, the cuBLAS steps against cuTENSOR in the whole program: a step timed alone can lose in
-  // the program (chain-n12: step 8 through cuBLAS took 42.7 us in the program against 28.8 us on
-  // cuTENSOR, and the whole call 0.316 against 0.305 ms with --gemm off; H100,
-  // bench/results/2026-12-06d-h100-chain-n12).
-  if (best->gemm_chosen_ > 0 && eng.opts().gemm_lowering == kernel_choice::automatic) best->check_gemm_choices(best_ms);
+  // Last, the cuBLAS steps (as they lie and after copies) against cuTENSOR in the whole program: a
+  // step timed alone can lose in the program (chain-n12: step 8 through cuBLAS took 42.7 us in the
+  // program against 28.8 us on cuTENSOR, the whole call 0.316 against 0.305 ms with --gemm off;
+  // mpo-rand-L24, GEMMs after copies, 0.322 against 0.301; H100, bench/results/2026-12-06d-h100-chain-n12).
+  if ((best->gemm_chosen_ > 0 || best->copies_chosen_ > 0) && eng.opts().gemm_lowering == kernel_choice::automatic) best->check_gemm_choices(best_ms);
   best->layout_times_ = std::move(times);
   best->compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();  // every candidate's
   if (kept_ms != nullptr) *kept_ms = best_ms;
@@ -227,27 +227,39 @@ std::unique_ptr<compiled_program> compiled_program::build_tree(engine& eng, cons
 
 void compiled_program::check_gemm_choices(float& kept_ms) {
   const cudaStream_t st = eng_->stream();
-  std::vector<op*> flipped;
-  for (op& o : ops_)
-    if (o.use_gemm && o.plan) flipped.push_back(&o);
-  if (flipped.empty()) return;
+  std::vector<op*> gemms, copied;  // steps on cuBLAS as they lie, and after copies
+  for (op& o : ops_) {
+    if (!o.plan) continue;
+    if (o.use_gemm) gemms.push_back(&o);
+    if (o.use_copies) copied.push_back(&o);
+  }
+  if (gemms.empty() && copied.empty()) return;
+  auto set = [&](bool on) {
+    for (op* o : gemms) o->use_gemm = on;
+    for (op* o : copied) o->use_copies = on;
+    recapture();
+  };
   const float with = time_replays(*this, st);  // timed again beside the other, alike
-  for (op* o : flipped) o->use_gemm = false;
-  recapture();
+  set(false);
   const float without = time_replays(*this, st);
   if (without < with * 0.97F) {
     kept_ms = without;
-    gemm_dropped_ = static_cast<int>(flipped.size());
-    gemm_chosen_ -= gemm_dropped_;
-    for (op* o : flipped) {
+    gemm_dropped_ = static_cast<int>(gemms.size() + copied.size());
+    gemm_chosen_ -= static_cast<int>(gemms.size());
+    copies_chosen_ -= static_cast<int>(copied.size());
+    for (op* o : gemms) {
       if (o->lt) --gemm_algos_chosen_;
       o->lt.reset();
       o->lt_algo = -1;
     }
+    for (op* o : copied) o->drop_copies();
+    if (!copied.empty()) {  // no step runs as copies now: their scratch goes back
+      copies_.reset();
+      copies_bytes_ = 0;
+    }
     return;
   }
-  for (op* o : flipped) o->use_gemm = true;
-  recapture();
+  set(true);
   kept_ms = with;
 }
 
