@@ -218,7 +218,9 @@ std::unique_ptr<compiled_program> compiled_program::build_tree(engine& eng, cons
   // step timed alone can lose in the program (chain-n12: step 8 through cuBLAS took 42.7 us in the
   // program against 28.8 us on cuTENSOR, the whole call 0.316 against 0.305 ms with --gemm off;
   // mpo-rand-L24, GEMMs after copies, 0.322 against 0.301; H100, bench/results/2026-12-06d-h100-chain-n12).
-  if ((best->gemm_chosen_ > 0 || best->copies_chosen_ > 0) && eng.opts().gemm_lowering == kernel_choice::automatic) best->check_gemm_choices(best_ms);
+  if ((best->gemm_chosen_ > 0 || best->copies_chosen_ > 0) && eng.opts().gemm_lowering == kernel_choice::automatic &&
+      eng.opts().gemm_check != kernel_choice::never)
+    best->check_gemm_choices(best_ms);
   best->layout_times_ = std::move(times);
   best->compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();  // every candidate's
   if (kept_ms != nullptr) *kept_ms = best_ms;
@@ -242,7 +244,7 @@ void compiled_program::check_gemm_choices(float& kept_ms) {
   const float with = time_replays(*this, st);  // timed again beside the other, alike
   set(false);
   const float without = time_replays(*this, st);
-  if (without < with * 0.97F) {
+  if (opt_.gemm_check == kernel_choice::always || without < with * 0.97F) {
     kept_ms = without;
     gemm_dropped_ = static_cast<int>(gemms.size() + copied.size());
     gemm_chosen_ -= static_cast<int>(gemms.size());
