@@ -20,6 +20,9 @@ for f in .gpu-bin/bin*.tar.xz; do [[ -f $f ]] && mkdir -p $bin && tar -xJf "$f" 
 export TNRT_CUPTI_DIR=$bin  # pack-bin.sh bundles libcupti.so.13 there (--profile, test_cuda_profiler)
 export TNRT_SOURCE_DIR=$PWD PYTHONUNBUFFERED=1
 ref=data/tensornetwork_permutation_optimized.json
+# Eager's warm-ups in the steps that time it (eagerdiag, eagerprof, ref): its layout (eight calls) and
+# cuBLAS route (five) learned first (src/cuda/eager.cpp); EAGER_WARMUP overrides.
+export EAGER_WARMUP=${EAGER_WARMUP:-13}
 # The peers' Python packages (wheels in .whl and .whl-cq), the tnrt extension (.gpu-bin/py.tar.xz),
 # and a CUDA_HOME where cuda.pathfinder finds libcutensornet.so.2 beside libcutensor.so.2.
 peer_env() {
@@ -122,7 +125,7 @@ for s in "$@"; do
                 extra=""; [[ $m == compiled ]] && extra="--step-profile $out/eagerprof-$f-steps.csv"
                 echo "--- $f $m --layout ${EAGERPROF_LAYOUT:-row}"
                 timeout 150 $bin/tnrt contract bench/suites/families/$f.json --device cuda --fill $F --mode $m --layout ${EAGERPROF_LAYOUT:-row} \
-                  --warmup 13 --repeat 10 --profile $extra --json $out/eagerprof-$f-$m.json 2>&1 | grep -E "^time|^layout|^kernels|profile|busy|gaps|cuBLAS|tnrt:"
+                  --warmup $EAGER_WARMUP --repeat 10 --profile $extra --json $out/eagerprof-$f-$m.json 2>&1 | grep -E "^time|^layout|^kernels|profile|busy|gaps|cuBLAS|tnrt:"
               done
             done ;;
     fam-miss) # the suite's two missed targets again, with tnrt's step profile: chain-n12 (compiled behind
@@ -258,9 +261,8 @@ for p in suite["problems"]:
         continue
     print(p["name"], flush=True)
     for v in variants:
-        # EAGER_WARMUP (default 13): eager's layout (eight calls) and cuBLAS route (five) learned first
         cmd = [tnrt, "contract", p["file"], "--device", "cuda", "--dtype", p["dtype"], "--fill", repr(p["fill"]["value"]),
-               "--warmup", os.environ.get("EAGER_WARMUP", "13"), "--repeat", "10"] + v.split()
+               "--warmup", os.environ["EAGER_WARMUP"], "--repeat", "10"] + v.split()
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         t = [l for l in r.stdout.splitlines() if l.startswith(("time:", "layout:", "cuBLAS route"))]
         print("  %-28s " % v + (" | ".join(t) if r.returncode == 0 else "rc %d %s" % (r.returncode, r.stderr.strip()[:200])), flush=True)
@@ -314,8 +316,8 @@ PY
             done
             timeout 200 cuda-gdb -batch -ex run -ex bt --args /tmp/dbg/test_cuda_api 2>&1 | grep -v "^\[New Thread\|^\[Thread" | tail -40 ;;
     tests-tiled) for t in $bin/test_cuda_tiled $bin/test_cuda_reference; do echo "--- $t"; timeout 300 $t --gtest_brief=1 2>&1 | tail -12; done ;;
-    ref) # eager after thirteen warm-ups: its layout and cuBLAS route learned (src/cuda/eager.cpp)
-         for m in eager compiled; do timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --warmup 13 --json $out/ref-$m.json 2>&1 | tail -30; done ;;
+    ref) # eager after $EAGER_WARMUP warm-ups: its layout and cuBLAS route learned
+         for m in eager compiled; do timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --warmup $EAGER_WARMUP --json $out/ref-$m.json 2>&1 | tail -30; done ;;
     refverify) for m in eager compiled; do timeout 300 $bin/tnrt contract $ref --device cuda --mode $m --random 7 --verify 2>&1 | tail -8; done ;;
     torch) timeout 300 python3 bench/peers/torch_tree.py $ref --json $out/torch.json 2>&1 | tail -5
            timeout 300 python3 bench/peers/torch_tree.py $ref --graph --json $out/torch-graph.json 2>&1 | tail -5

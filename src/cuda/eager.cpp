@@ -104,16 +104,17 @@ struct layout_learning {
 // then one call is timed with the route and one without, an event pair around each candidate step.
 // A later call whose events have all completed (a query, never a wait) picks the steps where the
 // route was at least 3% and 2 us faster; if any, that call runs without the route and the next one
-// with the picked steps, each timed whole (no step events: their records add host time, and the
-// first version compared a call that carried them with one that did not), and the call after keeps
-// the picked steps only when the routed call was 3% faster. The whole-call check is there because
-// steps timed alone can mislead: on mpo-heis-L40-f64 (119 steps of about 10 us, host-bound) the
-// steps' choice made eager 8-50% slower under every layout (H100, 2026-12-05). Why the route: torch runs batched einsums' steps through cuBLAS, and
-// on lm-sliding-d2 eager trailed torch eager (2.37 against 1.95 ms, H200) where compiled, which
-// times cuBLAS per step, led. A rule without timing (every GEMM step of 2^22 multiply-adds through
-// cuBLAS) was measured and taken out: it slowed chain-n12 0.331 -> 0.476 ms (design.md).
+// (timed_picked) with the picked steps, each timed whole (no step events: their records add host
+// time, and the first version compared a call that carried them with one that did not), and the
+// call after keeps the picked steps only when the routed call was 3% faster. The whole-call check is
+// there because steps timed alone can mislead: on mpo-heis-L40-f64 (119 steps of about 10 us,
+// host-bound) the steps' choice made eager 8-50% slower under every layout (H100, 2026-12-05). Why
+// the route: torch runs batched einsums' steps through cuBLAS, and on lm-sliding-d2 eager trailed
+// torch eager (2.37 against 1.95 ms, H200) where compiled, which times cuBLAS per step, led. A rule
+// without timing (every GEMM step of 2^22 multiply-adds through cuBLAS) was measured and taken out:
+// it slowed chain-n12 0.331 -> 0.476 ms (design.md).
 struct route_learning {
-  enum class phase : std::uint8_t { start, warm, timed_route, deciding, confirm_library, confirming, done };
+  enum class phase : std::uint8_t { start, warm, timed_route, deciding, timed_picked, confirming, done };
   phase at = phase::start;
   layout_policy layout = layout_policy::column_major;  // the layout the routes were planned under
   gemm_routes routes;
@@ -351,7 +352,7 @@ route_turn next_route(engine& eng, const problem& p, const eager_call& call, con
   }
   const std::size_t n = r.routes.candidates.size();
   cudaEvent_t* whole = r.events.data() + 4 * n;  // library call start, stop; routed call start, stop
-  if (r.at == phase::confirm_library) {  // the picked steps through cuBLAS, timed whole
+  if (r.at == phase::timed_picked) {  // the picked steps through cuBLAS, timed whole
     r.at = phase::confirming;
     eng.count_route_trial();
     route_turn t{&r.routes, &r.use};
@@ -392,7 +393,7 @@ route_turn next_route(engine& eng, const problem& p, const eager_call& call, con
   // This call runs every step as planned, timed whole; the next runs the picked steps through
   // cuBLAS, timed whole; the one after compares them.
   r.kept = kept;
-  r.at = phase::confirm_library;
+  r.at = phase::timed_picked;
   eng.count_route_trial();
   route_turn t;
   t.start = whole[0];
