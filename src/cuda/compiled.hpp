@@ -262,6 +262,10 @@ class compiled_program {
   void check_gemm_choices(float& kept_ms);
   /// The graph captured again after ops changed (stream replay when the capture fails).
   void recapture();
+  /// A step leaves cuBLAS (as it lies: its cuBLASLt algorithm too; after copies: their plans), the
+  /// counters of what was chosen following. The graph is the caller's to capture again.
+  void drop_gemm(op& o) noexcept;
+  void drop_copies(op& o) noexcept;
   static std::unique_ptr<compiled_program> build_timed_layouts(engine& eng, const problem& p, const limit_rule& limit_beside,
                                                                std::vector<std::pair<layout_policy, float>>& times, float& best_ms);
   step_choices choose_steps(const problem& p);
