@@ -245,7 +245,10 @@ void compiled_program::check_gemm_choices(float& kept_ms) {
   const float with = time_replays(*this, st);  // timed again beside the other, alike
   set(false);
   const float without = time_replays(*this, st);
-  if (opt_.gemm_check == kernel_choice::always || without < with * 0.97F) {
+  // No margin here: each step already beat cuTENSOR by 3% timed alone, and the two programs are
+  // timed alike, back to back; chain-n12's replays differed by 2.7% (0.302 against 0.294 ms, H100),
+  // under the 3% the check first asked for, so its slower cuBLAS steps stayed.
+  if (opt_.gemm_check == kernel_choice::always || without < with) {
     kept_ms = without;
     gemm_dropped_ = static_cast<int>(gemms.size() + copied.size());
     for (op* o : gemms) {  // the graph already runs them on cuTENSOR: their choices go
