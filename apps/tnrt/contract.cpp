@@ -53,7 +53,7 @@ constexpr option_spec contract_specs[] = {
     {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
     {"ranks", true},        {"schedule", true},
     {"distributed", false}, {"launch", true},     {"rendezvous", true},  {"collective-timeout", true},
-    {"parallel-slices", true}, {"algo-timing", true}, {"gemm", true}, {"gemm-copies", true}, {"gemm-workspace", true}, {"precision", true}, {"branches", true}, {"split-sums", true},
+    {"parallel-slices", true}, {"algo-timing", true}, {"gemm", true}, {"gemm-copies", true}, {"gemm-check", true}, {"gemm-workspace", true}, {"precision", true}, {"branches", true}, {"split-sums", true},
 };
 
 constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
@@ -105,6 +105,9 @@ GPU knobs:
   --dot auto|on|off          compiled: a step whose result is one element (a closed network's last step) is
                              timed through tnrt's full-contraction kernel and runs there when faster (auto,
                              the default); on: the kernel wherever it applies; off: cuTENSOR
+  --gemm-check auto|on|off   compiled, with --gemm auto: the program is replayed with its cuBLAS steps and with
+                             them on cuTENSOR, and they go back to cuTENSOR when that is 3% faster (auto, the
+                             default); on: they go back untimed (tests); off: no check
   --algo default|patient|gett|tgett|ttgt   cuTENSOR's algorithm choice
   --algo-timing auto|off     compiled: time cuTENSOR's algorithms on every library step and keep the
                              fastest (auto, the default), or take --algo's everywhere (off)
@@ -444,6 +447,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.fuse_small_steps = !a.has("no-fuse");
   o.tiled_kernel = choice_knob(a, "tiled");
   o.full_dot = choice_knob(a, "dot");
+  o.gemm_check = choice_knob(a, "gemm-check");
   o.fuse_stage = a.choice_or("fuse-stage", "off", {"on", "off"}) == "on";
   o.fuse_max_elements = a.int_or("fuse-max", o.fuse_max_elements, 1, 1 << 20);
   o.jit = a.has("jit");
@@ -620,6 +624,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"fuse_small_steps", opt.fuse_small_steps},
                   {"tiled_kernel", knob_name(opt.tiled_kernel)},
                   {"full_dot", knob_name(opt.full_dot)},
+                  {"gemm_check", knob_name(opt.gemm_check)},
                   {"fuse_stage", opt.fuse_stage},
                   {"fuse_max_elements", opt.fuse_max_elements},
                   {"jit", opt.jit},
@@ -1130,6 +1135,7 @@ int run_contract(std::span<char* const> argv) {
   (void)a.choice_or("layout", "auto", {"auto", "follow", "column", "row", "planned"});
   (void)a.choice_or("tiled", "auto", {"auto", "on", "off"});
   (void)a.choice_or("dot", "auto", {"auto", "on", "off"});
+  (void)a.choice_or("gemm-check", "auto", {"auto", "on", "off"});
   (void)a.choice_or("fuse-stage", "off", {"on", "off"});
   (void)a.choice_or("retire", "deferred", {"deferred", "barrier"});
   (void)a.int_or("retire-capacity", 1, 1, 1 << 20);

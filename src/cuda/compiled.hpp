@@ -144,7 +144,7 @@ class compiled_program {
   [[nodiscard]] int gemm_candidates() const noexcept { return gemm_candidates_; }
   [[nodiscard]] int gemm_chosen() const noexcept { return gemm_chosen_; }
   /// Steps timing put on cuBLAS one at a time (as they lie or after copies) that the whole-program
-  /// check took back to cuTENSOR (the program with all of them on cuTENSOR replayed 3% faster; build_tree).
+  /// check took back to cuTENSOR (the program with all of them on cuTENSOR replayed faster; build_tree).
   [[nodiscard]] int gemm_dropped() const noexcept { return gemm_dropped_; }
   /// Of those, the steps on a cuBLASLt algorithm that timing chose over cuBLAS's own (and the
   /// step's other candidates) by 3%, and the cuBLASLt algorithms timed (options::gemm_algos).
@@ -258,10 +258,14 @@ class compiled_program {
   void take_split(const split_sums_result& r);
   /// The whole-program check of the cuBLAS steps (use_gemm, use_copies) timing chose one at a time:
   /// the program replayed as it is and with those steps on their cuTENSOR plans; they go back to
-  /// cuTENSOR when that is 3% faster. `kept_ms` gets the kept program's replay time.
+  /// cuTENSOR when that replays faster. `kept_ms` gets the kept program's replay time.
   void check_gemm_choices(float& kept_ms);
   /// The graph captured again after ops changed (stream replay when the capture fails).
   void recapture();
+  /// A step leaves cuBLAS (as it lies: its cuBLASLt algorithm too; after copies: their plans), the
+  /// counters of what was chosen following. The graph is the caller's to capture again.
+  void drop_gemm(op& o) noexcept;
+  void drop_copies(op& o) noexcept;
   static std::unique_ptr<compiled_program> build_timed_layouts(engine& eng, const problem& p, const limit_rule& limit_beside,
                                                                std::vector<std::pair<layout_policy, float>>& times, float& best_ms);
   step_choices choose_steps(const problem& p);

@@ -1274,6 +1274,50 @@ TEST_F(Differential, CompiledGemmWithCopiesMatchesCpu) {
   EXPECT_GT(chosen, 0) << "the random networks should have steps that need copies";
 }
 
+// Compiled's whole-program check of its cuBLAS steps (options::gemm_check, build_tree): under
+// `always` every step on cuBLAS goes back to its cuTENSOR plan untimed, as a timed check does when
+// the program replays 3% faster without them. Random networks whose steps run as copies and a GEMM
+// (gemm_copies `always`), built through compiled_program::build (layouts timed, so the check runs):
+// under `always` no step keeps copies, gemm_dropped counts those it had, and the results (the graph
+// captured again) match the CPU engine's; under `never` the copies stay and match too.
+TEST_F(Differential, CompiledGemmCheckTakesStepsBack) {
+  int dropped = 0, kept = 0;
+  for (const kernel_choice check : {kernel_choice::always, kernel_choice::never}) {
+    cuda::options opt;
+    opt.gemm_copies = kernel_choice::always;
+    opt.gemm_check = check;
+    opt.fuse_small_steps = false;  // every step a library step
+    opt.tiled_kernel = kernel_choice::never;
+    engine eng(opt);
+    for (dtype t : {dtype::f32, dtype::c128}) {
+      for (const tree_case& c : tree_cases) {
+        std::uint64_t used = 0;
+        const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 500, t, &used);
+        const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+        const std::unique_ptr<cuda::compiled_program> prog = cuda::compiled_program::build(eng, p);
+        const std::vector<std::string> kernels = prog->op_kernels();
+        const auto copies = std::count(kernels.begin(), kernels.end(), std::string("cublas copies"));
+        EXPECT_EQ(copies, prog->copies_chosen()) << p.source;
+        if (check == kernel_choice::always) {
+          EXPECT_EQ(prog->copies_chosen(), 0) << p.source << ": `always` takes every step back";
+          EXPECT_EQ(prog->gemm_chosen(), 0) << p.source;
+          EXPECT_EQ(std::count(kernels.begin(), kernels.end(), std::string("cublas")), 0) << p.source;
+          dropped += prog->gemm_dropped();
+        } else {
+          EXPECT_EQ(prog->gemm_dropped(), 0) << p.source << ": `never` checks nothing";
+          kept += prog->copies_chosen();
+        }
+        const host_tensor got = run_program(eng, *prog, p, in);
+        EXPECT_LE(gputest::rel_error(got, cpu::contract(p, in)), gputest::tolerance(t, gputest::longest_sum(p), 256.0))
+            << p.source << " " << name_of(t) << (check == kernel_choice::always ? ", steps taken back" : ", copies kept");
+      }
+    }
+  }
+  std::printf("[gemm check] always: %d steps taken back; never: %d steps kept with copies\n", dropped, kept);
+  EXPECT_GT(dropped, 0) << "the random networks should have steps on cuBLAS to take back";
+  EXPECT_GT(kept, 0);
+}
+
 // Reduced precision is opt-in: full precision by default; TF32 visibly less accurate on a chain of
 // 512-wide products (still within 2e-2), 3xTF32 near FP32; f64 ignores it.
 TEST_F(Differential, ReducedPrecisionIsOptIn) {
