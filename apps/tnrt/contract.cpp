@@ -609,6 +609,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
     j["gemm_candidates"] = r.gemm_candidates;
     j["gemm_chosen"] = r.gemm_chosen;
     j["gemm_algos_chosen"] = r.gemm_algos_chosen;
+    j["gemm_dropped"] = r.gemm_dropped;
     j["layout"] = r.layout;
     nlohmann::json lt = nlohmann::json::object();
     for (const auto& [name, ms] : r.layout_times) lt[name] = ms;
@@ -718,8 +719,8 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
     for (const auto& [name, n] : r.kernel_counts) kinds += (kinds.empty() ? "" : ", ") + std::to_string(n) + " " + name;
     std::snprintf(line, sizeof line,
                   "kernels: %s; %d steps on a timed cuTENSOR algorithm (%d on a runner-up kernel), %d of one GEMM form (%d on a timed cuBLASLt "
-                  "algorithm)",
-                  kinds.c_str(), r.algos_changed, r.kernel_ranks_chosen, r.gemm_candidates, r.gemm_algos_chosen);
+                  "algorithm, %d taken back from cuBLAS by the whole-program check)",
+                  kinds.c_str(), r.algos_changed, r.kernel_ranks_chosen, r.gemm_candidates, r.gemm_algos_chosen, r.gemm_dropped);
     add();
     std::string timed;
     for (const auto& [name, ms] : r.layout_times) {

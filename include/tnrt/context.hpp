@@ -166,6 +166,9 @@ class program {
   [[nodiscard]] int gemm_chosen() const;
   /// Of those, the steps on a cuBLASLt algorithm that timing chose (options::gemm_algos).
   [[nodiscard]] int gemm_algos_chosen() const;
+  /// Steps timing put on cuBLAS one at a time that the whole-program check took back to cuTENSOR
+  /// (options::gemm_check); they are no longer in gemm_chosen.
+  [[nodiscard]] int gemm_dropped() const;
   /// Steps whose result is one element that run through tnrt's full-contraction kernel
   /// (options::full_dot).
   [[nodiscard]] int dots_chosen() const;

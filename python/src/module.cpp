@@ -505,6 +505,7 @@ class py_program {
     d["gemm_candidates"] = prog_.gemm_candidates();
     d["gemm_chosen"] = prog_.gemm_chosen();
     d["gemm_algos_chosen"] = prog_.gemm_algos_chosen();
+    d["gemm_dropped"] = prog_.gemm_dropped();
     d["dots_chosen"] = prog_.dots_chosen();
     d["layout"] = prog_.layout();
     nb::dict lt;

@@ -393,6 +393,7 @@ int program::kernel_ranks_chosen() const { return state_of(state_).gpu ? state_-
 int program::gemm_candidates() const { return state_of(state_).gpu ? state_->gpu->gemm_candidates() : 0; }
 int program::gemm_chosen() const { return state_of(state_).gpu ? state_->gpu->gemm_chosen() : 0; }
 int program::gemm_algos_chosen() const { return state_of(state_).gpu ? state_->gpu->gemm_algos_chosen() : 0; }
+int program::gemm_dropped() const { return state_of(state_).gpu ? state_->gpu->gemm_dropped() : 0; }
 int program::dots_chosen() const { return state_of(state_).gpu ? state_->gpu->dots_chosen() : 0; }
 std::string program::layout() const { return state_of(state_).gpu ? state_->gpu->layout() : std::string(); }
 std::vector<std::pair<std::string, double>> program::layout_times() const {

@@ -33,6 +33,7 @@ class gpu_program {
   [[nodiscard]] virtual int gemm_candidates() const = 0;
   [[nodiscard]] virtual int gemm_chosen() const = 0;
   [[nodiscard]] virtual int gemm_algos_chosen() const = 0;
+  [[nodiscard]] virtual int gemm_dropped() const = 0;
   [[nodiscard]] virtual int dots_chosen() const = 0;
   [[nodiscard]] virtual std::string layout() const = 0;
   [[nodiscard]] virtual std::vector<std::pair<std::string, double>> layout_times() const = 0;

@@ -203,6 +203,7 @@ class cuda_program final : public gpu_program {
   [[nodiscard]] int gemm_candidates() const override { return prog_.gemm_candidates(); }
   [[nodiscard]] int gemm_chosen() const override { return prog_.gemm_chosen(); }
   [[nodiscard]] int gemm_algos_chosen() const override { return prog_.gemm_algos_chosen(); }
+  [[nodiscard]] int gemm_dropped() const override { return prog_.gemm_dropped(); }
   [[nodiscard]] int dots_chosen() const override { return prog_.dots_chosen(); }
   /// The intermediate layout, "+branches (L lanes, C of N ops on the longest chain)" when the
   /// program runs independent steps at once.

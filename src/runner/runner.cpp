@@ -206,6 +206,7 @@ run_result run(const run_request& req) {
     out.gemm_candidates = prog.gemm_candidates();
     out.gemm_chosen = prog.gemm_chosen();
     out.gemm_algos_chosen = prog.gemm_algos_chosen();
+    out.gemm_dropped = prog.gemm_dropped();
     out.layout = prog.layout();
     out.layout_times = prog.layout_times();
     out.peak_device_bytes = m.total_bytes;

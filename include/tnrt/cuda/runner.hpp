@@ -70,6 +70,7 @@ struct run_result {
   std::vector<std::pair<std::string, int>> kernel_counts;
   int algos_changed = 0, kernel_ranks_chosen = 0, gemm_candidates = 0;
   int gemm_chosen = 0, gemm_algos_chosen = 0;  // steps on cuBLAS, and of them on a timed cuBLASLt algorithm
+  int gemm_dropped = 0;  // steps the whole-program check took back from cuBLAS (options::gemm_check)
   std::string layout;                                      // the intermediate layout it runs under
   std::vector<std::pair<std::string, double>> layout_times;  // each layout timed, with its ms
   counters stats;                   // after the last repetition
