@@ -132,6 +132,17 @@ for s in "$@"; do
             # torch's graph) and lm-sliding-d2 (eager behind torch eager)
             run_fam fam-miss ${FAM_BUDGET:-150} --only=eager --only=compiled --only=torch --only='torch?graph' --roofline \
               --timeout 60 --problem=chain-n12-d200-1500 --problem=lm-sliding-d2-h8-o64-b256 ;;
+    gemmcheck) # compiled's whole-program GEMM check (options::gemm_check) on and off, on the networks whose
+            # cuBLAS steps it was made for: the kernels line says how many steps it took back
+            mkdir -p /tmp/gemmcheck
+            for n in chain-n12-d200-1500 mpo-rand-L24-D96-w8 chain-n8-d800-2000 lm-sliding-d2-h8-o64-b256; do
+              for c in auto off; do
+                echo "--- $n --gemm-check $c"
+                timeout 120 $bin/tnrt contract bench/suites/families/$n.json --device cuda --mode compiled --fill="$(fill_of $n)" \
+                  --gemm-check $c --warmup 5 --repeat 30 --json /tmp/gemmcheck/$n-$c.json 2>&1 | grep -E "^time|^kernels|^layout|rror"
+              done
+            done
+            tar -czf $out/gemmcheck.tgz -C /tmp gemmcheck ;;
     fam-static) # tnrt compiled with its inputs in the program's own buffers (variant 'compiled static'), every
             # network of the families suite, no peers (FAM_BUDGET seconds, default 240)
             run_fam fams ${FAM_BUDGET:-240} --skip-peers --only "compiled static" ;;
