@@ -110,7 +110,9 @@ for s in "$@"; do
             run_fam fam-tf32 ${FAM_BUDGET:-240} --only='compiled tf32' --only='jax*' --skip-peak --no-bandwidth --timeout 90 "${tf32_nets[@]}" ;;
     fam-jax) # JAX jit at 'highest' (full precision) on the networks the suite gives it, beside tnrt compiled
             # in the same sitting (the four-call suite leaves JAX out: its compiles do not fit the budgets)
-            mapfile -t jax_nets < <(problems_of 'jax highest')
+            # FAM_JAX_PROBLEMS (names, space-separated): only those networks
+            if [[ -n ${FAM_JAX_PROBLEMS:-} ]]; then jax_nets=(); for n in $FAM_JAX_PROBLEMS; do jax_nets+=("--problem=$n"); done
+            else mapfile -t jax_nets < <(problems_of 'jax highest'); fi
             (( ${#jax_nets[@]} )) || { echo "fam-jax: the suite has no peer 'jax highest'"; continue; }
             run_fam fam-jax ${FAM_BUDGET:-420} --only=compiled --only='jax highest' --timeout 90 "${jax_nets[@]}" ;;
     fam-eager) # eager beside torch eager on every network of the suite, and eager without its cuBLAS route
