@@ -90,6 +90,25 @@ def table(rows: list[dict], compiled: str = "compiled", require: tuple[str, ...]
     return out, ratios, eager_vs_torch
 
 
+def memory_bound(rows: list[dict], compiled: str = "compiled", within: float = 1.5) -> tuple[int, list[tuple[str, float]]]:
+    """The issue-15 target on memory-bound networks: of the networks whose floor is the byte floor
+    (a seeded '-random' twin counts with its constant fill, so it is left out), how many the compiled
+    variant runs within `within` times that floor, and every such network's multiple, worst last."""
+    by, order = by_problem(rows)
+    xs: list[tuple[str, float]] = []
+    for name in order:
+        if name.endswith("-random"):
+            continue
+        c = by[name].get(compiled)
+        if c is None or c.get("floor_bound") != "memory" or "ok" not in (c.get("statuses") or "").split(";"):
+            continue
+        x = fnum(c.get("x_floor", ""))
+        if x is not None:
+            xs.append((name, x))
+    xs.sort(key=lambda t: t[1])
+    return sum(x <= within for _, x in xs), xs
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv")
@@ -116,6 +135,11 @@ def main(argv: list[str] | None = None) -> int:
         lines.append("")
         lines.append(f"tnrt eager ahead of torch eager on {sum(x > 1 for x in eager_vs_torch)} of {len(eager_vs_torch)}; "
                      f"geometric mean of torch eager / tnrt eager {g:.2f}×.")
+    within, mem = memory_bound(rows, args.compiled)
+    if mem:
+        lines.append("")
+        lines.append(f"tnrt {args.compiled} within 1.5× of its floor on {within} of {len(mem)} memory-bound networks; "
+                     "the others: " + (", ".join(f"{n} {x:.2f}×" for n, x in mem if x > 1.5) or "none") + ".")
     emit(lines, args.md)
     return 0
 

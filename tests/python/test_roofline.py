@@ -417,6 +417,23 @@ def test_suite_table_counts_compiled_and_eager_against_the_peers():
     assert "missing: cuTensorNet" in lines[2] and "missing" not in lines[3]
 
 
+def test_suite_table_counts_memory_bound_networks_within_their_floor():
+    """bench/suite_table.py's memory-bound target: the compiled variant within 1.5x of the byte floor,
+    counted over memory-bound networks only (compute-bound ones, '-random' twins and failed runs left
+    out), worst last."""
+    import suite_table  # noqa: PLC0415
+
+    def row(problem, x, bound="memory", variant="compiled", status="ok"):
+        return {"problem": problem, "variant": variant, "median_ms": "1", "statuses": status, "kind": "tnrt",
+                "verified": "True", "dtype": "f32", "floor_ms": "0.5", "floor_bound": bound, "x_floor": str(x)}
+    rows = [row("a", 1.2), row("b", 3.0), row("c", 1.5), row("d", 1.1, "compute"), row("a-random", 9.0),
+            row("e", 1.0, status="error"), row("f", 1.4, variant="eager"), row("g", 2.0)]
+    within, xs = suite_table.memory_bound(rows)
+    assert within == 2  # a (1.2) and c (1.5, the bound itself)
+    assert xs == [("a", 1.2), ("c", 1.5), ("g", 2.0), ("b", 3.0)]
+    assert suite_table.memory_bound(rows, within=1.25)[0] == 1
+
+
 def test_variant_table_ratios_and_geometric_mean():
     """bench/variant_table.py: base / variant per network, a dash where a variant did not run, and the
     geometric mean over the networks where both ran."""
