@@ -106,7 +106,7 @@ GPU knobs:
                              timed through tnrt's full-contraction kernel and runs there when faster (auto,
                              the default); on: the kernel wherever it applies; off: cuTENSOR
   --gemm-check auto|on|off   compiled, with --gemm auto: the program is replayed with its cuBLAS steps and with
-                             them on cuTENSOR, and they go back to cuTENSOR when that is 3% faster (auto, the
+                             them on cuTENSOR, and they go back to cuTENSOR when that replays faster (auto, the
                              default); on: they go back untimed (tests); off: no check
   --algo default|patient|gett|tgett|ttgt   cuTENSOR's algorithm choice
   --algo-timing auto|off     compiled: time cuTENSOR's algorithms on every library step and keep the

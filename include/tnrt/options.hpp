@@ -101,8 +101,9 @@ struct options {
   /// Compiled, with gemm_lowering `automatic`: after the layout and branches are chosen, the
   /// program is replayed as it is and with every step timing put on cuBLAS (as it lies or after
   /// copies) back on its cuTENSOR plan, and those steps go back together when that replays faster
-  /// (no margin: each step already beat cuTENSOR by 3% alone; `automatic`, the default; steps gemm_copies `always` put after copies stay); `always`: they
-  /// all go back untimed (tests); `never`: no check.
+  /// (`automatic`, the default; no margin: each step already beat cuTENSOR by 3% alone; steps
+  /// gemm_copies `always` put after copies stay); `always`: they all go back untimed (tests);
+  /// `never`: no check.
   kernel_choice gemm_check = kernel_choice::automatic;
   std::int64_t full_dot_min_terms = 1024;
   std::int64_t tiled_min_elements = 1 << 16;  // results smaller than this stay with cuTENSOR

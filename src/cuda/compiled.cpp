@@ -251,7 +251,9 @@ void compiled_program::check_gemm_choices(float& kept_ms) {
   if (opt_.gemm_check == kernel_choice::always || without < with) {
     kept_ms = without;
     gemm_dropped_ = static_cast<int>(gemms.size() + copied.size());
-    for (op* o : gemms) {  // the graph already runs them on cuTENSOR: their choices go
+    // The graph already runs them on cuTENSOR; each flag is set back for a moment so that
+    // drop_gemm/drop_copies, the one place a step leaves cuBLAS, count it out and free its state.
+    for (op* o : gemms) {
       o->use_gemm = true;
       drop_gemm(*o);
     }

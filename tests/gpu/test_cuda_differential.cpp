@@ -1276,7 +1276,7 @@ TEST_F(Differential, CompiledGemmWithCopiesMatchesCpu) {
 
 // Compiled's whole-program check of its cuBLAS steps (options::gemm_check, build_tree): under
 // `always` every step on cuBLAS goes back to its cuTENSOR plan untimed, as a timed check does when
-// the program replays 3% faster without them. Random networks whose steps run as copies and a GEMM
+// the program replays faster without them. Random networks whose steps run as copies and a GEMM
 // (gemm_copies `always`), built through compiled_program::build (layouts timed, so the check runs):
 // under `always` no step keeps copies, gemm_dropped counts those it had, and the results (the graph
 // captured again) match the CPU engine's; under `never` the copies stay and match too.
