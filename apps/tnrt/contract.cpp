@@ -49,6 +49,7 @@ constexpr option_spec contract_specs[] = {
     {"autotune", false},     {"json", true},      {"quiet", false},
     {"bandwidth", true},     {"layout", true},    {"no-fuse", false},
     {"tiled", true},         {"dot", true},       {"fuse-stage", true},
+    {"fuse-levels", true},
     {"algo", true},        {"fuse-max", true},    {"profile", false},
     {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
     {"ranks", true},        {"schedule", true},
@@ -102,6 +103,8 @@ GPU knobs:
                              eager uses it wherever it applies; on: the kernel wherever it applies)
   --fuse-stage on|off        stage a fused small step's operands (at most 1024 elements each) in shared memory
                              (default off: read them where they lie, measured faster; on: the A/B)
+  --fuse-levels on|off       run the fused small steps of one level of a subtree together, one barrier per
+                             level (default on; off: one step at a time, a barrier after each: the A/B)
   --dot auto|on|off          compiled: a step whose result is one element (a closed network's last step) is
                              timed through tnrt's full-contraction kernel and runs there when faster (auto,
                              the default); on: the kernel wherever it applies; off: cuTENSOR
@@ -449,6 +452,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.full_dot = choice_knob(a, "dot");
   o.gemm_check = choice_knob(a, "gemm-check");
   o.fuse_stage = a.choice_or("fuse-stage", "off", {"on", "off"}) == "on";
+  o.fuse_levels = a.choice_or("fuse-levels", "on", {"on", "off"}) == "on";
   o.fuse_max_elements = a.int_or("fuse-max", o.fuse_max_elements, 1, 1 << 20);
   o.jit = a.has("jit");
   o.jit_steps = static_cast<int>(a.int_or("jit-steps", 0, 0, 1 << 16));
@@ -627,6 +631,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"full_dot", knob_name(opt.full_dot)},
                   {"gemm_check", knob_name(opt.gemm_check)},
                   {"fuse_stage", opt.fuse_stage},
+                  {"fuse_levels", opt.fuse_levels},
                   {"fuse_max_elements", opt.fuse_max_elements},
                   {"jit", opt.jit},
                   {"jit_steps", opt.jit_steps},
@@ -1138,6 +1143,7 @@ int run_contract(std::span<char* const> argv) {
   (void)a.choice_or("dot", "auto", {"auto", "on", "off"});
   (void)a.choice_or("gemm-check", "auto", {"auto", "on", "off"});
   (void)a.choice_or("fuse-stage", "off", {"on", "off"});
+  (void)a.choice_or("fuse-levels", "on", {"on", "off"});
   (void)a.choice_or("retire", "deferred", {"deferred", "barrier"});
   (void)a.int_or("retire-capacity", 1, 1, 1 << 20);
   (void)a.bytes_or("workspace-cap", 0);

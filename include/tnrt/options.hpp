@@ -91,6 +91,10 @@ struct options {
   /// -> 56.8 us, rqc-4x5 35.4 -> 46.0) and compiled slower end to end on 8 of 9 (up to 4%). true:
   /// the A/B (CLI --fuse-stage on).
   bool fuse_stage = false;
+  /// In the fused launch, the steps of one level of a subtree (none reads another's result) run
+  /// together between two barriers, up to small_step_group_max of them (src/core/fusion.hpp). false:
+  /// one step at a time, a barrier after each (the A/B; CLI --fuse-levels off).
+  bool fuse_levels = true;
   /// Large x small steps (src/core/tiled.hpp) through tnrt's tiled streaming kernel.
   kernel_choice tiled_kernel = kernel_choice::automatic;
   /// Compiled: a step whose result is one element (a closed network's last step) of at least

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU host, from the repo root: unpack cuTENSOR (all parts must have arrived) and the
 # binaries, then run the named steps, logging under $OUT (or /tmp/out).
-#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra fam fam-tnrt fam-peers1..3 fam-roof fam-tf32 fam-jax fam-miss own nccl ref soak sanitize cupti ...
+#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra fam fam-tnrt fam-peers1..3 fam-roof fam-tf32 fam-jax fam-miss levels own nccl ref soak sanitize cupti ...
 set -uo pipefail
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 bash .gpu-host/unpack.sh | tail -1
@@ -145,6 +145,27 @@ for s in "$@"; do
               done
             done
             tar -czf $out/gemmcheck.tgz -C /tmp gemmcheck ;;
+    levels) # the fused launch's levels (options::fuse_levels, CLI --fuse-levels) off and on, twice each, on the
+            # networks with the most absorbed steps: compiled's median and its fused launch (step profile, one
+            # replay), then eager; LEVELS_NETS (suite names, or 'reference') overrides the list
+            mkdir -p /tmp/levels
+            for n in ${LEVELS_NETS:-reference rqc-4x5-c14-amp rqc-5x5-c16-amp rqc-5x6-c12-amp rqc-4x5-c16-open4 qaoa-maxcut-n24-p3 hyper-n90-r3-e3 regular3-n130 hyper-n100-r3-e4}; do
+              if [[ $n == reference ]]; then f=$ref; fill=(); else f=bench/suites/families/$n.json; fill=("--fill=$(fill_of $n)"); fi
+              for rep in 1 2; do
+                for lv in off on; do
+                  echo "--- $n compiled --fuse-levels $lv (rep $rep)"
+                  timeout 120 $bin/tnrt contract $f --device cuda --mode compiled "${fill[@]}" --fuse-levels $lv --warmup 5 --repeat 30 \
+                    --step-profile /tmp/levels/$n-$lv-$rep.csv --json /tmp/levels/$n-$lv-$rep.json 2>&1 | grep -E "^time|^result|rror"
+                  awk -F, '$2=="fused"{printf "fused launch %.1f us\n", $7*1000}' /tmp/levels/$n-$lv-$rep.csv 2>/dev/null
+                done
+              done
+              for lv in off on; do
+                echo "--- $n eager --fuse-levels $lv"
+                timeout 120 $bin/tnrt contract $f --device cuda --mode eager "${fill[@]}" --fuse-levels $lv --warmup $EAGER_WARMUP --repeat 30 \
+                  2>&1 | grep -E "^time|^result|rror"
+              done
+            done
+            tar -czf $out/levels.tgz -C /tmp levels ;;
     fam-static) # tnrt compiled with its inputs in the program's own buffers (variant 'compiled static'), every
             # network of the families suite, no peers (FAM_BUDGET seconds, default 240)
             run_fam fams ${FAM_BUDGET:-240} --skip-peers --only "compiled static" ;;

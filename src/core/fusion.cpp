@@ -6,6 +6,8 @@
 #include <limits>
 
 #include "core/small_step_index.hpp"
+#include "tnrt/errors.hpp"
+#include "tnrt/memory_plan.hpp"
 #include "tnrt/tensor.hpp"
 
 namespace tnrt {
@@ -39,7 +41,7 @@ fusion_plan plan_fusion(const problem& p, const fusion_limits& limits) {
   fusion_plan f;
   f.is_absorbed.assign(steps, 0);
   f.subtree_begin.push_back(0);
-  std::vector<int> root_of(steps, -1);
+  std::vector<int> root_of(steps, -1), level_of(steps, 0);
   for (std::size_t k = 0; k < steps; ++k) {
     if (small[k] == 0) continue;
     const int c = consumer[k];
@@ -58,8 +60,18 @@ fusion_plan plan_fusion(const problem& p, const fusion_limits& limits) {
         if (id >= 0 && static_cast<std::size_t>(id) >= n) stack.push_back(id - static_cast<int>(n));
     }
     std::sort(order.begin(), order.end());  // step ids are topological: children first
+    std::vector<std::pair<int, int>> by_level;  // (level, step)
     for (int k : order) {
+      int lv = 0;
+      for (int id : {p.tree.steps[static_cast<std::size_t>(k)].lhs, p.tree.steps[static_cast<std::size_t>(k)].rhs})
+        if (id >= 0 && static_cast<std::size_t>(id) >= n) lv = std::max(lv, 1 + level_of[static_cast<std::size_t>(id) - n]);
+      level_of[static_cast<std::size_t>(k)] = lv;
+      by_level.emplace_back(lv, k);
+    }
+    std::sort(by_level.begin(), by_level.end());  // the root, alone on the top level, stays last
+    for (const auto& [lv, k] : by_level) {
       f.absorbed.push_back(k);
+      f.level.push_back(lv);
       f.is_absorbed[static_cast<std::size_t>(k)] = 1;
     }
     f.subtree_begin.push_back(static_cast<int>(f.absorbed.size()));
@@ -167,6 +179,56 @@ bool describe_small_step(const lowered_step& s, const void* a, const void* b, vo
   }
   out = r;
   return true;
+}
+
+void group_small_steps(const fusion_plan& f, std::vector<small_step_record>& records, bool together) {
+  if (records.size() != f.absorbed.size()) throw internal_error("group_small_steps: one record per absorbed step");
+  for (auto& r : records) r.group_left = 1;
+  if (!together) return;
+  for (std::size_t t = 0; t < f.subtrees(); ++t) {
+    const auto e = static_cast<std::size_t>(f.subtree_begin[t + 1]);
+    std::size_t i = static_cast<std::size_t>(f.subtree_begin[t]);
+    while (i < e) {
+      std::size_t j = i + 1;
+      std::int64_t outputs = records[i].out_count;
+      if (records[i].a_span == 0) {
+        while (j < e && f.level[j] == f.level[i] && records[j].a_span == 0 && j - i < static_cast<std::size_t>(small_step_group_max) &&
+               outputs + records[j].out_count <= small_step_group_outputs) {
+          outputs += records[j].out_count;
+          ++j;
+        }
+      }
+      for (std::size_t x = i; x < j; ++x) records[x].group_left = static_cast<std::int32_t>(j - x);
+      i = j;
+    }
+  }
+}
+
+fusion_scratch plan_fusion_scratch(const fusion_plan& f, const std::vector<int>& consumer, const std::function<std::size_t(int)>& bytes_of,
+                                   std::size_t steps, std::size_t alignment) {
+  if (alignment == 0) throw internal_error("plan_fusion_scratch: alignment 0");
+  fusion_scratch out;
+  out.offset.assign(steps, 0);
+  std::vector<int> position(steps, -1);
+  for (std::size_t i = 0; i < f.absorbed.size(); ++i) position[static_cast<std::size_t>(f.absorbed[i])] = static_cast<int>(i);
+  for (std::size_t t = 0; t < f.subtrees(); ++t) {
+    const auto b = static_cast<std::size_t>(f.subtree_begin[t]), e = static_cast<std::size_t>(f.subtree_begin[t + 1]);
+    std::vector<buffer_request> local;
+    std::vector<int> local_step;
+    for (std::size_t i = b; i + 1 < e; ++i) {  // the root (last) is the caller's
+      const auto k = static_cast<std::size_t>(f.absorbed[i]);
+      const int c = consumer[k];
+      if (c < 0 || position[static_cast<std::size_t>(c)] < 0) throw internal_error("plan_fusion_scratch: a non-root absorbed step is consumed outside its subtree");
+      // Live from its level to its consumer's: the closed intervals of a step's result and of what
+      // any step of the same level reads meet on that level, so they never share bytes.
+      local.push_back(buffer_request{bytes_of(static_cast<int>(k)), f.level[i], f.level[static_cast<std::size_t>(position[static_cast<std::size_t>(c)])]});
+      local_step.push_back(static_cast<int>(k));
+    }
+    const memory_plan lp = plan_memory(local, alignment);
+    for (std::size_t j = 0; j < local.size(); ++j) out.offset[static_cast<std::size_t>(local_step[j])] = out.bytes + lp.offsets[j];
+    out.bytes += (lp.arena_bytes + alignment - 1) / alignment * alignment;
+  }
+  return out;
 }
 
 template <class T>

@@ -2,13 +2,17 @@
 // Absorbing small steps. Of the reference network's 549 steps, 515 have operands and results of at
 // most 1024 elements; launched one by one, each costs a kernel launch and a few microseconds of an
 // idle GPU, more than its arithmetic. They form a few dozen subtrees whose leaves are all inputs, so
-// every one of them can run first, in ONE launch: a thread block per subtree walks its steps in
-// order, with intermediates in a small scratch buffer. Only the subtrees' roots reach the arena.
+// every one of them can run first, in ONE launch: a thread block per subtree walks its steps level
+// by level (the steps of one level depend on none of each other, so they run together between two
+// barriers), with intermediates in a small scratch buffer. Only the subtrees' roots reach the arena.
 //
 // plan_fusion picks the maximal subtrees whose every step fits the limits; describe_small_step turns
-// one lowered step into the fixed-size record the kernel reads; evaluate_small_step is the same
-// arithmetic on the host, so the records are tested without a GPU.
+// one lowered step into the fixed-size record the kernel reads; group_small_steps marks which
+// records run together; plan_fusion_scratch places the intermediates; evaluate_small_step is the
+// same arithmetic on the host, so the records are tested without a GPU.
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/step_lowering.hpp"
@@ -22,8 +26,12 @@ struct fusion_limits {
 };
 
 struct fusion_plan {
-  /// Absorbed steps, subtree by subtree, each subtree in tree (post-)order, its root last.
+  /// Absorbed steps, subtree by subtree, each subtree level by level (by step id within a level),
+  /// its root last.
   std::vector<int> absorbed;
+  /// Per entry of `absorbed`: its level in its subtree, 0 for a step whose operands are all inputs,
+  /// else 1 + the largest level of its operand steps. Steps of one level never read each other.
+  std::vector<int> level;
   /// subtree s covers absorbed[subtree_begin[s] .. subtree_begin[s+1]).
   std::vector<int> subtree_begin;
   /// Per step: true when absorbed (roots included).
@@ -37,6 +45,11 @@ struct fusion_plan {
 fusion_plan plan_fusion(const problem& p, const fusion_limits& limits = {});
 /// Every step left to the library.
 fusion_plan no_fusion(std::size_t steps);
+
+/// At most this many records run together between two barriers of the fused launch (one group), and
+/// at most small_step_group_outputs result elements among them.
+inline constexpr int small_step_group_max = 8;
+inline constexpr std::int32_t small_step_group_outputs = 2048;
 
 /// At most this many modes per category (output, summed) in a record.
 inline constexpr int small_step_max_modes = 12;
@@ -66,12 +79,33 @@ struct small_step_record {
   /// small_step_stage_elements: the kernel stages a[0, a_span) and b[0, b_span) in shared memory.
   /// 0 and 0 otherwise (read in place).
   std::int32_t a_span = 0, b_span = 0;
+  /// Records from this one to the end of its group, itself included (group_small_steps): the kernel
+  /// runs records [i, i + group_left) together, between two barriers. 1: alone.
+  std::int32_t group_left = 1;
 };
 
 /// False (record untouched) when the step does not fit a record (too many modes, a stride or count
 /// beyond 32 bits): it then goes to the library. `stage` false (options::fuse_stage): no operand is
 /// staged in shared memory (a_span and b_span 0).
 bool describe_small_step(const lowered_step& s, const void* a, const void* b, void* d, small_step_record& out, bool stage = true);
+
+/// Marks the groups of `records` (one per entry of f.absorbed, in that order): consecutive records of
+/// one subtree and one level, at most small_step_group_max of them and small_step_group_outputs
+/// result elements; a staged record (a_span > 0) stays alone. `together` false
+/// (options::fuse_levels): every record alone, one barrier per step.
+void group_small_steps(const fusion_plan& f, std::vector<small_step_record>& records, bool together = true);
+
+/// Where the absorbed intermediates live in one scratch block: per subtree, a memory plan whose time
+/// is the level, so that no two steps of one level (which may run together) share bytes, nor a step's
+/// result with what any step of its level reads. Roots are not placed (they go to the caller's
+/// arena). `consumer` as step_consumers; bytes_of(step) the result's bytes.
+struct fusion_scratch {
+  /// Per step of the tree: its offset in the scratch block (0 for steps not placed).
+  std::vector<std::size_t> offset;
+  std::size_t bytes = 0;
+};
+fusion_scratch plan_fusion_scratch(const fusion_plan& f, const std::vector<int>& consumer, const std::function<std::size_t(int)>& bytes_of,
+                                   std::size_t steps, std::size_t alignment);
 
 template <class T>
 void evaluate_small_step(const small_step_record& r);

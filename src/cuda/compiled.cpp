@@ -437,21 +437,13 @@ compiled_program::layout compiled_program::plan_buffers(const problem& p, const 
   }
   mplan_ = plan_memory(requests, arena_alignment);
   tensor_bound_bytes_ = live_bytes_bound(std::span<const buffer_request>(requests).first(tensor_requests));
-  // Scratch for absorbed intermediates: per subtree, a plan over the subtree's own step order.
-  l.scratch_offset.assign(steps, 0);
-  for (std::size_t t = 0; t < fusion_.subtrees(); ++t) {
-    const auto b = static_cast<std::size_t>(fusion_.subtree_begin[t]), e = static_cast<std::size_t>(fusion_.subtree_begin[t + 1]);
-    std::vector<buffer_request> local;
-    std::vector<int> local_step;
-    for (std::size_t i = b; i + 1 < e; ++i) {  // the root (last) goes to the arena
-      const auto k = static_cast<std::size_t>(fusion_.absorbed[i]);
-      const auto c = std::find(fusion_.absorbed.begin() + static_cast<std::ptrdiff_t>(b), fusion_.absorbed.begin() + static_cast<std::ptrdiff_t>(e), consumer[k]);
-      local.push_back(buffer_request{result_bytes_of(k), static_cast<int>(i - b), static_cast<int>(c - fusion_.absorbed.begin()) - static_cast<int>(b)});
-      local_step.push_back(static_cast<int>(k));
-    }
-    const memory_plan lp = plan_memory(local, arena_alignment);
-    for (std::size_t j = 0; j < local.size(); ++j) l.scratch_offset[static_cast<std::size_t>(local_step[j])] = scratch_bytes_ + lp.offsets[j];
-    scratch_bytes_ += lp.arena_bytes;
+  // Scratch for absorbed intermediates: per subtree, a plan over its levels (steps of one level run
+  // together in the fused launch).
+  {
+    fusion_scratch fs = plan_fusion_scratch(fusion_, consumer, [&](int k) { return result_bytes_of(static_cast<std::size_t>(k)); }, steps,
+                                            arena_alignment);
+    l.scratch_offset = std::move(fs.offset);
+    scratch_bytes_ = fs.bytes;
   }
   // The fused launch's records and subtree offsets, in one table.
   if (fused) table_bytes_ = fusion_.absorbed.size() * sizeof(small_step_record) + fusion_.subtree_begin.size() * sizeof(int);
@@ -557,6 +549,7 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
                                opt_.fuse_stage))
         throw internal_error("compiled_program: an absorbed step no longer fits a record");
     }
+    group_small_steps(fusion_, records, opt_.fuse_levels);
     for (int kk : fusion_.absorbed) {
       const step& s = p.tree.steps[static_cast<std::size_t>(kk)];
       if (static_cast<std::size_t>(s.lhs) < n || (s.rhs >= 0 && static_cast<std::size_t>(s.rhs) < n)) in_place_ok_ = false;

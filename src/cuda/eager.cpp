@@ -533,6 +533,7 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
       (void)describe_small_step(lowered[k], ops[static_cast<std::size_t>(s.lhs)].ptr, s.rhs >= 0 ? ops[static_cast<std::size_t>(s.rhs)].ptr : nullptr,
                                 ops[n + k].ptr, records[i], eng.opts().fuse_stage);
     }
+    group_small_steps(fusion, records, eng.opts().fuse_levels);
     try {
       launch_small_steps_from_host(p.type, records.data(), fusion.subtree_begin.data(), static_cast<int>(fusion.subtrees()), cuda_stream);
     } catch (...) {

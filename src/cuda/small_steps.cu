@@ -15,58 +15,79 @@ namespace {
 constexpr int block_threads = 256;
 
 // D[o] = sum_k A[a(o,k)] * B[b(o,k)], exactly as evaluate_small_step on the host (the same index
-// arithmetic: small_step_index.hpp). The steps of a subtree depend on each other, hence a barrier
-// after each. The next step's record is loaded into registers while the current one runs and
-// stored into the other of two shared copies before that barrier, so a step waits on no record
-// load. A step whose operands span at most small_step_stage_elements (a_span) first copies them
-// into shared memory, every load in flight at once, then sums from there: a summed term costs a
-// shared-memory read instead of a round trip to L2.
+// arithmetic: small_step_index.hpp). A subtree's records come level by level, in groups
+// (group_small_steps): the records of one group read none of each other's results, so they run
+// together, their result elements dealt out to the threads one after another, with one barrier
+// after the group instead of one after each step. The next group's records (up to
+// small_step_group_max of them) are loaded into registers while the current group runs and stored
+// into the other of two shared copies before that barrier, so a group waits on no record load. A
+// step whose operands span at most small_step_stage_elements (a_span; always alone in its group)
+// first copies them into shared memory, every load in flight at once, then sums from there.
 template <class T>
 __device__ void fused_small_steps_body(const small_step_record* records, int first, int last) {
   constexpr int words = static_cast<int>(sizeof(small_step_record) / sizeof(int));
-  static_assert(words <= block_threads, "each thread moves at most one word of a record");
-  __shared__ small_step_record buf[2];
+  static_assert(sizeof(small_step_record) % sizeof(int) == 0, "records move as whole words");
+  constexpr int per_thread = (words * small_step_group_max + block_threads - 1) / block_threads;
+  __shared__ small_step_record buf[2][small_step_group_max];
   __shared__ __align__(16) unsigned char stage_raw[2 * small_step_stage_elements * sizeof(T)];
   T* stage_a = reinterpret_cast<T*>(stage_raw);
   T* stage_b = stage_a + small_step_stage_elements;
   const int t = static_cast<int>(threadIdx.x);
-  if (first < last && t < words) reinterpret_cast<int*>(&buf[0])[t] = reinterpret_cast<const int*>(records + first)[t];
+  {
+    const int n = min(small_step_group_max, last - first) * words;
+    for (int i = t; i < n; i += block_threads) reinterpret_cast<int*>(buf[0])[i] = reinterpret_cast<const int*>(records + first)[i];
+  }
   __syncthreads();
   int cur = 0;
-  for (int s = first; s < last; ++s) {
-    const small_step_record& r = buf[cur];
-    const bool more = s + 1 < last;
-    int next = 0;
-    if (more && t < words) next = reinterpret_cast<const int*>(records + s + 1)[t];  // in flight during the step
-    const T* a = static_cast<const T*>(r.a);
-    const T* b = static_cast<const T*>(r.b);
-    T* d = static_cast<T*>(r.d);
-    if (r.a_span > 0) {
-      for (int i = t; i < r.a_span; i += blockDim.x) stage_a[i] = a[i];
-      for (int i = t; i < r.b_span; i += blockDim.x) stage_b[i] = b[i];
-      __syncthreads();
-      a = stage_a;
-      if (b != nullptr) b = stage_b;
+  for (int s = first; s < last;) {
+    const int g = min(buf[cur][0].group_left, last - s);
+    const int ns = s + g;
+    const int next_words = max(0, min(small_step_group_max, last - ns)) * words;
+    int next[per_thread];
+#pragma unroll
+    for (int q = 0; q < per_thread; ++q) {  // in flight during the group
+      const int i = t + q * block_threads;
+      next[q] = i < next_words ? reinterpret_cast<const int*>(records + ns)[i] : 0;
     }
-    for (int o = t; o < r.out_count; o += blockDim.x) {
-      std::int64_t ao = 0, bo = 0, dof = 0;
-      small_step_index::out_offsets(r, o, ao, bo, dof);
-      T acc{};
-#pragma unroll 4
-      for (int k = 0; k < r.sum_count; ++k) {
-        std::int64_t ak = 0, bk = 0;
-        small_step_index::sum_offsets(r, k, ak, bk);
-        if (b != nullptr) {
-          acc += a[ao + ak] * b[bo + bk];
-        } else {
-          acc += a[ao + ak];
-        }
+    int base = 0;  // the group's result elements so far, modulo the block: where this record's start
+    for (int j = 0; j < g; ++j) {
+      const small_step_record& r = buf[cur][j];
+      const T* a = static_cast<const T*>(r.a);
+      const T* b = static_cast<const T*>(r.b);
+      T* d = static_cast<T*>(r.d);
+      if (r.a_span > 0) {
+        for (int i = t; i < r.a_span; i += block_threads) stage_a[i] = a[i];
+        for (int i = t; i < r.b_span; i += block_threads) stage_b[i] = b[i];
+        __syncthreads();
+        a = stage_a;
+        if (b != nullptr) b = stage_b;
       }
-      d[dof] = acc;
+      for (int o = (t - base + block_threads) % block_threads; o < r.out_count; o += block_threads) {
+        std::int64_t ao = 0, bo = 0, dof = 0;
+        small_step_index::out_offsets(r, o, ao, bo, dof);
+        T acc{};
+#pragma unroll 4
+        for (int k = 0; k < r.sum_count; ++k) {
+          std::int64_t ak = 0, bk = 0;
+          small_step_index::sum_offsets(r, k, ak, bk);
+          if (b != nullptr) {
+            acc += a[ao + ak] * b[bo + bk];
+          } else {
+            acc += a[ao + ak];
+          }
+        }
+        d[dof] = acc;
+      }
+      base = (base + r.out_count) % block_threads;
     }
-    if (more && t < words) reinterpret_cast<int*>(&buf[cur ^ 1])[t] = next;  // last read a step ago
+#pragma unroll
+    for (int q = 0; q < per_thread; ++q) {  // that copy was last read a group ago
+      const int i = t + q * block_threads;
+      if (i < next_words) reinterpret_cast<int*>(buf[cur ^ 1])[i] = next[q];
+    }
     __syncthreads();
     cur ^= 1;
+    s = ns;
   }
 }
 

@@ -164,6 +164,7 @@ void absorbed_subtrees_on_device(engine& eng, const problem& p, layout_policy po
                                     buf[n + ks].dev, r));
     records.push_back(r);
   }
+  group_small_steps(f, records, true);  // every step has a buffer of its own: any grouping is safe
   launch_records(eng, dtype_of<T>::value, records, f.subtree_begin, from_host);
   for (int k : f.absorbed) {  // host chain, in the same (topological) order
     const auto ks = static_cast<std::size_t>(k);
@@ -247,6 +248,45 @@ TEST(CudaKernels, SmallStepsAbsorbedSubtrees) {
         // entries scaled by 1/sqrt(8): the values stay near 1 along the chain
         absorbed_subtrees_on_device<T>(eng, chain, layout_policy::column_major, from_host, 4242, checked, 0.3535533905932738,
                                        1e4 * kerntest::eps_of<T>());
+      });
+  }
+  // A balanced tree over the same kind of chain (128 matrices 4 x 4, pairs first): one subtree of
+  // 127 steps on 7 levels, so groups of small_step_group_max records run together and the from-host
+  // path splits a group across two launches.
+  for (dtype t : all_dtypes) {
+    problem tree;
+    tree.type = t;
+    tree.source = "balanced matrix tree";
+    const int mats = 128;
+    for (int l = 0; l <= mats; ++l) {
+      tree.net.extents.push_back(4);
+      std::string name = std::to_string(l);
+      name.insert(name.begin(), 'b');
+      tree.net.label_names.push_back(std::move(name));
+    }
+    for (int l = 0; l < mats; ++l) tree.net.inputs.push_back({l, l + 1});
+    tree.net.output = {0, mats};
+    // operand ids: inputs 0..127, then each level's results in order; a result spans labels (lo, hi)
+    std::vector<std::pair<int, std::pair<int, int>>> level;
+    for (int l = 0; l < mats; ++l) level.push_back({l, {l, l + 1}});
+    int next_id = mats;
+    while (level.size() > 1) {
+      std::vector<std::pair<int, std::pair<int, int>>> up;
+      for (std::size_t i = 0; i + 1 < level.size(); i += 2) {
+        const int lo = level[i].second.first, hi = level[i + 1].second.second;
+        tree.tree.steps.push_back(step{level[i].first, level[i + 1].first, {lo, hi}});
+        up.push_back({next_id++, {lo, hi}});
+      }
+      level = std::move(up);
+    }
+    validate(tree.net, tree.tree);
+    const fusion_plan f = plan_fusion(tree, fusion_limits{1024, 2});
+    ASSERT_EQ(f.subtrees(), 1U);
+    ASSERT_EQ(f.level.back(), 6);
+    for (bool from_host : {false, true})
+      visit_dtype(t, [&](auto zero) {
+        using T = decltype(zero);
+        absorbed_subtrees_on_device<T>(eng, tree, layout_policy::column_major, from_host, 4343, checked, 0.5, 1e4 * kerntest::eps_of<T>());
       });
   }
   std::printf("[absorbed subtrees] %d absorbed steps checked\n", checked);

@@ -36,6 +36,7 @@
 #include "core/step_lowering.hpp"
 #include "support/kernel_random.hpp"
 #include "tnrt/cpu.hpp"
+#include "tnrt/errors.hpp"
 #include "tnrt/formats.hpp"
 #include "tnrt/network.hpp"
 #include "tnrt/tensor.hpp"
@@ -121,6 +122,27 @@ void check_plan(const problem& p, const fusion_limits& lim, const fusion_plan& f
       }
       EXPECT_TRUE(absorbed.insert(k).second) << "step " << k << " absorbed twice";
       sub.insert(k);
+    }
+    // levels: 0 for a step whose operands are inputs, else 1 + its operand steps' largest; the
+    // subtree's entries never go down a level, and the root alone is on the top one.
+    ASSERT_EQ(f.level.size(), f.absorbed.size());
+    for (std::size_t i = b; i < end; ++i) {
+      const step& st = p.tree.steps[static_cast<std::size_t>(f.absorbed[i])];
+      int want = 0;
+      for (int id : {st.lhs, st.rhs}) {
+        if (id < 0 || static_cast<std::size_t>(id) < n) continue;
+        const auto at = std::find(f.absorbed.begin() + static_cast<std::ptrdiff_t>(b), f.absorbed.begin() + static_cast<std::ptrdiff_t>(end),
+                                  id - static_cast<int>(n));
+        ASSERT_NE(at, f.absorbed.begin() + static_cast<std::ptrdiff_t>(end));
+        want = std::max(want, 1 + f.level[static_cast<std::size_t>(at - f.absorbed.begin())]);
+      }
+      EXPECT_EQ(f.level[i], want) << "level of step " << f.absorbed[i];
+      if (i > b) {
+        EXPECT_LE(f.level[i - 1], f.level[i]) << "subtree " << s << " goes down a level at entry " << i;
+      }
+      if (i + 1 < end) {
+        EXPECT_LT(f.level[i], f.level[end - 1]) << "subtree " << s << ": the root must be alone on the top level";
+      }
     }
     // the root is last: no other step of the subtree consumes it; every other step is consumed inside.
     const int root = f.absorbed[end - 1];
@@ -501,6 +523,157 @@ void simulate_tree(const problem& p, const fusion_limits& lim, layout_policy pol
       ++bad;
     }
   }
+}
+
+// ---- groups and the shared scratch, as the kernel runs them ----------------------------------------
+
+// The absorbed subtrees of `p` run as the fused kernel runs them: records grouped by
+// group_small_steps, intermediates at plan_fusion_scratch's offsets in ONE shared scratch block,
+// roots and inputs in buffers of their own. A group runs last record first (the kernel gives no
+// order inside a group), so a group whose results overlapped what another record of it reads, or
+// each other, would change a root. The roots must
+// equal, bit for bit, those of the steps run one by one in buffers of their own. Also checks the
+// groups' shape. Returns the number of groups with more than one record.
+int grouped_scratch_run(const problem& p, const fusion_limits& lim, layout_policy pol, std::uint64_t data_seed, const std::string& where) {
+  SCOPED_TRACE(where);
+  const std::size_t n = p.net.inputs.size(), steps = p.tree.steps.size();
+  const fusion_plan f = plan_fusion(p, lim);
+  if (f.subtrees() == 0) return 0;
+  const kerntest::lowered_tree lt = kerntest::lower_tree(p, pol);
+  const auto labels = operand_labels(p.net, p.tree);
+  const auto in = kerntest::random_tree_inputs(p, data_seed);
+  const std::vector<int> consumer = step_consumers(p.net, p.tree);
+  auto elements = [&](std::size_t id) { return static_cast<std::size_t>(element_count(p.net.shape_of(labels[id]))); };
+  const fusion_scratch fs = plan_fusion_scratch(f, consumer, [&](int k) { return elements(n + static_cast<std::size_t>(k)) * sizeof(double); },
+                                                steps, 256);
+  std::vector<double> scratch(fs.bytes / sizeof(double) + 1, kerntest::guard_value<double>());
+  std::vector<std::vector<double>> own(n + steps), alone(n + steps);  // inputs and roots; every operand, one by one
+  for (std::size_t i = 0; i < n; ++i) own[i].assign(in[i].as<double>(), in[i].as<double>() + in[i].size());
+  alone = own;
+  auto is_root = [&](std::size_t k) { return consumer[k] < 0 || f.is_absorbed[static_cast<std::size_t>(consumer[k])] == 0; };
+  auto ptr = [&](int id) -> double* {
+    const auto u = static_cast<std::size_t>(id);
+    if (u < n || is_root(u - n)) return own[u].data();
+    return scratch.data() + fs.offset[u - n] / sizeof(double);
+  };
+  std::vector<small_step_record> records(f.absorbed.size());
+  for (std::size_t i = 0; i < f.absorbed.size(); ++i) {
+    const auto k = static_cast<std::size_t>(f.absorbed[i]);
+    const step& st = p.tree.steps[k];
+    if (is_root(k)) own[n + k].assign(elements(n + k), kerntest::guard_value<double>());
+    alone[n + k].assign(elements(n + k), kerntest::guard_value<double>());
+    if (!is_root(k)) {
+      EXPECT_EQ(fs.offset[k] % 256, 0U) << "scratch offset of step " << k;
+      EXPECT_LE(fs.offset[k] + elements(n + k) * sizeof(double), fs.bytes) << "scratch of step " << k << " past the block";
+    }
+    EXPECT_TRUE(describe_small_step(lt.steps[k], ptr(st.lhs), st.rhs >= 0 ? ptr(st.rhs) : nullptr, ptr(static_cast<int>(n + k)), records[i],
+                                    i % 3 == 0))  // some staged (a_span > 0): those stay alone
+        << "step " << k;
+  }
+  if (::testing::Test::HasFailure()) return 0;
+  group_small_steps(f, records, true);
+  int multi = 0;
+  for (std::size_t t = 0; t < f.subtrees(); ++t) {
+    const auto b = static_cast<std::size_t>(f.subtree_begin[t]), e = static_cast<std::size_t>(f.subtree_begin[t + 1]);
+    for (std::size_t i = b; i < e;) {
+      const auto g = static_cast<std::size_t>(records[i].group_left);
+      EXPECT_GE(g, 1U);
+      EXPECT_LE(g, static_cast<std::size_t>(small_step_group_max));
+      EXPECT_LE(i + g, e) << "a group leaves its subtree";
+      if (::testing::Test::HasFailure()) return 0;
+      std::int64_t outputs = 0;
+      for (std::size_t x = i; x < i + g; ++x) {
+        EXPECT_EQ(records[x].group_left, static_cast<std::int32_t>(i + g - x));
+        EXPECT_EQ(f.level[x], f.level[i]) << "a group spans two levels";
+        if (g > 1) {
+          EXPECT_EQ(records[x].a_span, 0) << "a staged record shares its group";
+        }
+        outputs += records[x].out_count;
+      }
+      if (g > 1) {
+        EXPECT_LE(outputs, small_step_group_outputs);
+        ++multi;
+      }
+      // Run the group last record first: the planned order (first record first) would hide a result
+      // placed over what an earlier record of the group still reads.
+      for (std::size_t x = g; x-- > 0;) evaluate_small_step<double>(records[i + x]);
+      i += g;
+    }
+  }
+  // One by one, each result in a buffer of its own.
+  for (int kk : f.absorbed) {
+    const auto k = static_cast<std::size_t>(kk);
+    const step& st = p.tree.steps[k];
+    small_step_record r;
+    EXPECT_TRUE(describe_small_step(lt.steps[k], alone[static_cast<std::size_t>(st.lhs)].data(),
+                                    st.rhs >= 0 ? alone[static_cast<std::size_t>(st.rhs)].data() : nullptr, alone[n + k].data(), r));
+    evaluate_small_step<double>(r);
+    if (is_root(k)) {
+      const auto& got = own[n + k];
+      const auto& want = alone[n + k];
+      for (std::size_t x = 0; x < want.size(); ++x)
+        if (std::memcmp(&got[x], &want[x], sizeof(double)) != 0) {
+          ADD_FAILURE() << "root step " << k << " element " << x << ": grouped over shared scratch " << got[x] << ", one by one " << want[x];
+          break;
+        }
+    }
+  }
+  return multi;
+}
+
+TEST(FusionGroups, SharedScratchAndGroupsKeepEveryRoot) {
+  const std::uint64_t base = 5309;
+  std::printf("[groups] seeds from %llu\n", static_cast<unsigned long long>(base));
+  kerntest::tree_spec spec = fusion_tree_spec();
+  spec.max_inputs = 24;
+  const fusion_limits limit_sets[] = {{1024, 2}, {64, 2}, {1 << 20, 2}};
+  const layout_policy policies[] = {layout_policy::column_major, layout_policy::row_major, layout_policy::follow};
+  int multi = 0;
+  for (int i = 0; i < 150; ++i) {
+    std::uint64_t used = 0;
+    const problem p = kerntest::random_tree_problem(spec, base + static_cast<std::uint64_t>(i) * 17, dtype::f64, &used);
+    multi += grouped_scratch_run(p, limit_sets[static_cast<std::size_t>(i) % 3], policies[static_cast<std::size_t>(i / 3) % 3], used + 1,
+                                 p.source + " (" + std::to_string(p.tree.steps.size()) + " steps)");
+    if (HasFailure()) return;
+  }
+  std::printf("[groups] %d groups of several records over the random trees\n", multi);
+  EXPECT_GT(multi, 50);
+  if (source_dir().empty()) GTEST_SKIP() << "TNRT_SOURCE_DIR is not set (run through ctest): reference network left out";
+  tree_json_options opt;
+  opt.type = dtype::f64;
+  const problem ref = load_tree_json_file((source_dir() / "data" / "tensornetwork_permutation_optimized.json").string(), opt);
+  for (layout_policy pol : policies) {
+    const int m = grouped_scratch_run(ref, fusion_limits{}, pol, 2718, "reference network " + std::string(kerntest::name_of_policy(pol)));
+    std::printf("[groups] reference network, %s: %d groups of several records\n", kerntest::name_of_policy(pol), m);
+    EXPECT_GT(m, 20);
+  }
+}
+
+TEST(FusionGroups, OffKeepsEveryRecordAlone) {
+  problem p;  // ((x0 x1) (x2 x3)): steps 0 and 1 on level 0, step 2 on level 1
+  p.net.extents = {2, 2, 2, 2};
+  p.net.label_names = {"a", "b", "c", "d"};
+  p.net.inputs = {{0, 1}, {1, 2}, {2, 3}, {3, 0}};
+  p.net.output = {};
+  p.tree.steps = {step{0, 1, {0, 2}}, step{2, 3, {2, 0}}, step{4, 5, {}}};
+  validate(p.net, p.tree);
+  const fusion_plan f = plan_fusion(p, fusion_limits{16, 2});
+  ASSERT_EQ(f.absorbed, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(f.level, (std::vector<int>{0, 0, 1}));
+  std::vector<small_step_record> records(3);
+  for (auto& r : records) r.out_count = 4;
+  group_small_steps(f, records, true);
+  EXPECT_EQ(records[0].group_left, 2);
+  EXPECT_EQ(records[1].group_left, 1);
+  EXPECT_EQ(records[2].group_left, 1);
+  group_small_steps(f, records, false);
+  for (const auto& r : records) EXPECT_EQ(r.group_left, 1);
+  records[0].a_span = 4;  // staged: alone
+  group_small_steps(f, records, true);
+  EXPECT_EQ(records[0].group_left, 1);
+  EXPECT_EQ(records[1].group_left, 1);
+  std::vector<small_step_record> wrong(2);
+  EXPECT_THROW(group_small_steps(f, wrong, true), internal_error);
 }
 
 TEST(FusedTreeSimulation, MatchesCpuContract) {
