@@ -12,7 +12,12 @@ namespace {
 
 // A minimal complex type: cuda::std::complex's multiply carries C99 Annex G NaN handling that
 // these tiny steps do not need. Layout matches std::complex (real, imaginary).
-constexpr int block_threads = 256;
+// Threads per block of the fused launch. 512 and 1024 (built with -DTNRT_FUSED_THREADS=...) ran the
+// same as 256 on an H200 (2026-12-06, bench/results/2026-12-06i-h200-suite/threads.log).
+#ifndef TNRT_FUSED_THREADS
+#define TNRT_FUSED_THREADS 256
+#endif
+constexpr int block_threads = TNRT_FUSED_THREADS;
 
 // D[o] = sum_k A[a(o,k)] * B[b(o,k)], exactly as evaluate_small_step on the host (the same index
 // arithmetic: small_step_index.hpp). A subtree's records come level by level, in groups

@@ -1022,7 +1022,14 @@ TEST_F(Differential, EagerGemmRouteMatchesCpu) {
         EXPECT_LE(gputest::rel_error(run_eager(eng, p, in), want), gputest::tolerance(t, 128.0, 64.0)) << p.source << " " << name_of(t) << " call " << call;
       const cuda::counters after = eng.stats();
       const auto trials = after.api.eager_route_trials - before.api.eager_route_trials;
-      EXPECT_TRUE(trials == 2U || trials == 4U) << p.source << " " << name_of(t) << ": " << trials << " timed calls";
+      // A learned layout is a timed choice: under some of them no step of the chain is GEMM-shaped
+      // and the route has nothing to time (seen on an H200, 2026-12-06: f64, c64 and c128 learned
+      // such a layout). Under the fixed column-major layout every step is a candidate.
+      if (learn_layout) {
+        EXPECT_TRUE(trials == 0U || trials == 2U || trials == 4U) << p.source << " " << name_of(t) << ": " << trials << " timed calls";
+      } else {
+        EXPECT_TRUE(trials == 2U || trials == 4U) << p.source << " " << name_of(t) << ": " << trials << " timed calls";
+      }
       std::printf("[eager route] %s %s: %llu of 3 steps kept cuBLAS\n", p.source.c_str(), std::string(name_of(t)).c_str(),
                   static_cast<unsigned long long>(after.api.eager_route_steps - before.api.eager_route_steps));
       EXPECT_LE(after.api.eager_route_steps - before.api.eager_route_steps, 3U);
