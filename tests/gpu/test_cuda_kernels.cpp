@@ -131,9 +131,11 @@ TEST(CudaKernels, SmallStepsRandomSteps) {
 // Whole absorbed subtrees of random trees: steps inside one block depend on each other.
 // input_scale multiplies the inputs; normwise > 0 also bounds each result's norm-wise relative
 // difference (for long chains, where the |values| bound grows much faster than the values).
+// Every stage_every-th record stages its operands in shared memory (and so runs alone, outside any
+// group); 0: none does, so the groups are exactly those of group_small_steps on unstaged records.
 template <class T>
 void absorbed_subtrees_on_device(engine& eng, const problem& p, layout_policy pol, bool from_host, std::uint64_t data_seed, int& steps_checked,
-                                 double input_scale = 1.0, double normwise = 0.0) {
+                                 double input_scale = 1.0, double normwise = 0.0, int stage_every = 3) {
   const std::size_t n = p.net.inputs.size(), steps = p.tree.steps.size();
   const fusion_plan f = plan_fusion(p, fusion_limits{1024, 2});
   if (f.subtrees() == 0) return;
@@ -161,7 +163,7 @@ void absorbed_subtrees_on_device(engine& eng, const problem& p, layout_policy po
     const step& s = p.tree.steps[ks];
     small_step_record r;
     ASSERT_TRUE(describe_small_step(lt.steps[ks], buf[static_cast<std::size_t>(s.lhs)].dev, s.rhs >= 0 ? buf[static_cast<std::size_t>(s.rhs)].dev : nullptr,
-                                    buf[n + ks].dev, r));
+                                    buf[n + ks].dev, r, stage_every > 0 && records.size() % static_cast<std::size_t>(stage_every) == 0));
     records.push_back(r);
   }
   group_small_steps(f, records, true);  // every step has a buffer of its own: any grouping is safe
@@ -226,16 +228,8 @@ TEST(CudaKernels, SmallStepsAbsorbedSubtrees) {
   // One long chain (v M1 M2 ... M150, 8 x 8): a single subtree of 150 dependent steps, which the
   // from-host path splits across launches of small_steps_per_launch records.
   for (dtype t : all_dtypes) {
-    problem chain;
-    chain.type = t;
-    chain.source = "matrix-vector chain";
     const int links = 150;
-    for (int l = 0; l <= links; ++l) {
-      chain.net.extents.push_back(8);
-      std::string name = std::to_string(l);
-      name.insert(name.begin(), 'c');  // (not "c" + ...: g++ 12 -Wrestrict false positive)
-      chain.net.label_names.push_back(std::move(name));
-    }
+    problem chain = kerntest::labelled_problem(t, "matrix-vector chain", links + 1, 8);
     chain.net.inputs.push_back({0});
     for (int l = 1; l <= links; ++l) chain.net.inputs.push_back({l - 1, l});
     chain.net.output = {links};
@@ -250,44 +244,23 @@ TEST(CudaKernels, SmallStepsAbsorbedSubtrees) {
                                        1e4 * kerntest::eps_of<T>());
       });
   }
-  // A balanced tree over the same kind of chain (128 matrices 4 x 4, pairs first): one subtree of
-  // 127 steps on 7 levels, so groups of small_step_group_max records run together and the from-host
-  // path splits a group across two launches.
-  for (dtype t : all_dtypes) {
-    problem tree;
-    tree.type = t;
-    tree.source = "balanced matrix tree";
-    const int mats = 128;
-    for (int l = 0; l <= mats; ++l) {
-      tree.net.extents.push_back(4);
-      std::string name = std::to_string(l);
-      name.insert(name.begin(), 'b');
-      tree.net.label_names.push_back(std::move(name));
+  // Balanced trees over the same kind of chain (matrices 4 x 4, pairs first, an odd one out carried
+  // up a level): 128 matrices make one subtree of 127 steps on 7 levels, so groups of
+  // small_step_group_max records run together; with 80 the from-host path's launches of
+  // small_steps_per_launch (72) records split the group of records 70..74 across two launches.
+  for (const int mats : {128, 80}) {
+    for (dtype t : all_dtypes) {
+      const problem tree = kerntest::balanced_matrix_tree(t, mats, 4);
+      const fusion_plan f = plan_fusion(tree, fusion_limits{1024, 2});
+      ASSERT_EQ(f.subtrees(), 1U);
+      ASSERT_EQ(f.absorbed.size(), static_cast<std::size_t>(mats - 1));
+      ASSERT_EQ(f.level.back(), 6);
+      for (bool from_host : {false, true})
+        visit_dtype(t, [&](auto zero) {
+          using T = decltype(zero);
+          absorbed_subtrees_on_device<T>(eng, tree, layout_policy::column_major, from_host, 4343, checked, 0.5, 1e4 * kerntest::eps_of<T>(), 0);
+        });
     }
-    for (int l = 0; l < mats; ++l) tree.net.inputs.push_back({l, l + 1});
-    tree.net.output = {0, mats};
-    // operand ids: inputs 0..127, then each level's results in order; a result spans labels (lo, hi)
-    std::vector<std::pair<int, std::pair<int, int>>> level;
-    for (int l = 0; l < mats; ++l) level.push_back({l, {l, l + 1}});
-    int next_id = mats;
-    while (level.size() > 1) {
-      std::vector<std::pair<int, std::pair<int, int>>> up;
-      for (std::size_t i = 0; i + 1 < level.size(); i += 2) {
-        const int lo = level[i].second.first, hi = level[i + 1].second.second;
-        tree.tree.steps.push_back(step{level[i].first, level[i + 1].first, {lo, hi}});
-        up.push_back({next_id++, {lo, hi}});
-      }
-      level = std::move(up);
-    }
-    validate(tree.net, tree.tree);
-    const fusion_plan f = plan_fusion(tree, fusion_limits{1024, 2});
-    ASSERT_EQ(f.subtrees(), 1U);
-    ASSERT_EQ(f.level.back(), 6);
-    for (bool from_host : {false, true})
-      visit_dtype(t, [&](auto zero) {
-        using T = decltype(zero);
-        absorbed_subtrees_on_device<T>(eng, tree, layout_policy::column_major, from_host, 4343, checked, 0.5, 1e4 * kerntest::eps_of<T>());
-      });
   }
   std::printf("[absorbed subtrees] %d absorbed steps checked\n", checked);
   EXPECT_GT(checked, 100);

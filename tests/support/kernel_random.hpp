@@ -436,6 +436,44 @@ struct tree_spec {
   i64 max_elements = 1 << 14;   // largest operand of the tree
 };
 
+/// A problem of `labels` labels l0, l1, ... of one extent, no inputs or steps yet.
+inline problem labelled_problem(dtype t, const char* source, int labels, i64 extent) {
+  problem p;
+  p.type = t;
+  p.source = source;
+  for (int l = 0; l < labels; ++l) {
+    p.net.extents.push_back(extent);
+    std::string name = std::to_string(l);
+    name.insert(name.begin(), 'l');  // (not "l" + ...: g++ 12 -Wrestrict false positive)
+    p.net.label_names.push_back(std::move(name));
+  }
+  return p;
+}
+
+/// The product of `mats` matrices extent x extent (M_i over labels i, i+1) as a balanced tree:
+/// neighbours in pairs, round after round, an odd one out carried up to the next round. Its steps
+/// are numbered round by round, so step ids and levels do not agree where an odd one is carried.
+inline problem balanced_matrix_tree(dtype t, int mats, i64 extent) {
+  problem p = labelled_problem(t, "balanced matrix tree", mats + 1, extent);
+  for (int l = 0; l < mats; ++l) p.net.inputs.push_back({l, l + 1});
+  p.net.output = {0, mats};
+  std::vector<std::pair<int, std::pair<int, int>>> round;  // operand id, the labels (lo, hi) it spans
+  for (int l = 0; l < mats; ++l) round.push_back({l, {l, l + 1}});
+  int next_id = mats;
+  while (round.size() > 1) {
+    std::vector<std::pair<int, std::pair<int, int>>> up;
+    for (std::size_t i = 0; i + 1 < round.size(); i += 2) {
+      const int lo = round[i].second.first, hi = round[i + 1].second.second;
+      p.tree.steps.push_back(step{round[i].first, round[i + 1].first, {lo, hi}});
+      up.push_back({next_id++, {lo, hi}});
+    }
+    if (round.size() % 2 == 1) up.push_back(round.back());
+    round = std::move(up);
+  }
+  validate(p.net, p.tree);
+  return p;
+}
+
 /// A random network and a random tree over it (hyperedges, diagonals, size-1 extents, unary steps,
 /// one-sided sums, scalar results possible). Seeds are tried from `seed` upward until every
 /// operand fits `max_elements`; `used_seed` tells which one was taken.

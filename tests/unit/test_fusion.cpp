@@ -649,6 +649,29 @@ TEST(FusionGroups, SharedScratchAndGroupsKeepEveryRoot) {
   }
 }
 
+TEST(FusionGroups, BalancedTreeGroupsCrossALaunchOfRecords) {
+  // The GPU test's trees (test_cuda_kernels.cpp, SmallStepsAbsorbedSubtrees): with 80 matrices the
+  // level-3 group is records 70..74, which the from-host path's launches of 72 records split.
+  static_assert(small_step_group_max == 8, "the expected groups below assume 8");
+  const problem p = kerntest::balanced_matrix_tree(dtype::f32, 80, 4);
+  const fusion_plan f = plan_fusion(p, fusion_limits{1024, 2});
+  ASSERT_EQ(f.subtrees(), 1U);
+  ASSERT_EQ(f.absorbed.size(), 79U);
+  EXPECT_EQ(f.level.back(), 6);
+  const kerntest::lowered_tree lt = kerntest::lower_tree(p, layout_policy::column_major);
+  std::vector<small_step_record> records(f.absorbed.size());
+  for (std::size_t i = 0; i < f.absorbed.size(); ++i)
+    ASSERT_TRUE(describe_small_step(lt.steps[static_cast<std::size_t>(f.absorbed[i])], nullptr, nullptr, nullptr, records[i], false));
+  group_small_steps(f, records, true);
+  std::vector<int> starts;
+  for (std::size_t i = 0; i < records.size(); i += static_cast<std::size_t>(records[i].group_left)) starts.push_back(static_cast<int>(i));
+  EXPECT_EQ(starts, (std::vector<int>{0, 8, 16, 24, 32, 40, 48, 56, 60, 68, 70, 75, 77, 78}));
+  EXPECT_EQ(records[70].group_left, 5);
+  EXPECT_EQ(records[72].group_left, 3);
+  // and run so over the shared scratch (every third record staged there, so alone: more groups)
+  EXPECT_GT(grouped_scratch_run(p, fusion_limits{1024, 2}, layout_policy::column_major, 77, "balanced tree of 80"), 5);
+}
+
 TEST(FusionGroups, OffKeepsEveryRecordAlone) {
   problem p;  // ((x0 x1) (x2 x3)): steps 0 and 1 on level 0, step 2 on level 1
   p.net.extents = {2, 2, 2, 2};
