@@ -64,7 +64,8 @@ fusion_plan plan_fusion(const problem& p, const fusion_limits& limits) {
     for (int k : order) {
       int lv = 0;
       for (int id : {p.tree.steps[static_cast<std::size_t>(k)].lhs, p.tree.steps[static_cast<std::size_t>(k)].rhs})
-        if (id >= 0 && static_cast<std::size_t>(id) >= n) lv = std::max(lv, 1 + level_of[static_cast<std::size_t>(id) - n]);
+        if (id >= 0 && static_cast<std::size_t>(id) >= n)
+          lv = std::max(lv, 1 + level_of[static_cast<std::size_t>(id) - n]);
       level_of[static_cast<std::size_t>(k)] = lv;
       by_level.emplace_back(lv, k);
     }
@@ -192,7 +193,8 @@ void group_small_steps(const fusion_plan& f, std::vector<small_step_record>& rec
       std::size_t j = i + 1;
       std::int64_t outputs = records[i].out_count;
       if (records[i].a_span == 0) {
-        while (j < e && f.level[j] == f.level[i] && records[j].a_span == 0 && j - i < static_cast<std::size_t>(small_step_group_max) &&
+        while (j < e && f.level[j] == f.level[i] && records[j].a_span == 0 &&
+               j - i < static_cast<std::size_t>(small_step_group_max) &&
                outputs + records[j].out_count <= small_step_group_outputs) {
           outputs += records[j].out_count;
           ++j;
@@ -204,13 +206,15 @@ void group_small_steps(const fusion_plan& f, std::vector<small_step_record>& rec
   }
 }
 
-fusion_scratch plan_fusion_scratch(const fusion_plan& f, const std::vector<int>& consumer, const std::function<std::size_t(int)>& bytes_of,
-                                   std::size_t steps, std::size_t alignment) {
+fusion_scratch plan_fusion_scratch(const fusion_plan& f, const std::vector<int>& consumer,
+                                   const std::function<std::size_t(int)>& bytes_of, std::size_t steps,
+                                   std::size_t alignment) {
   if (alignment == 0) throw internal_error("plan_fusion_scratch: alignment 0");
   fusion_scratch out;
   out.offset.assign(steps, 0);
   std::vector<int> position(steps, -1);
-  for (std::size_t i = 0; i < f.absorbed.size(); ++i) position[static_cast<std::size_t>(f.absorbed[i])] = static_cast<int>(i);
+  for (std::size_t i = 0; i < f.absorbed.size(); ++i)
+    position[static_cast<std::size_t>(f.absorbed[i])] = static_cast<int>(i);
   for (std::size_t t = 0; t < f.subtrees(); ++t) {
     const auto b = static_cast<std::size_t>(f.subtree_begin[t]), e = static_cast<std::size_t>(f.subtree_begin[t + 1]);
     std::vector<buffer_request> local;
@@ -218,14 +222,17 @@ fusion_scratch plan_fusion_scratch(const fusion_plan& f, const std::vector<int>&
     for (std::size_t i = b; i + 1 < e; ++i) {  // the root (last) is the caller's
       const auto k = static_cast<std::size_t>(f.absorbed[i]);
       const int c = consumer[k];
-      if (c < 0 || position[static_cast<std::size_t>(c)] < 0) throw internal_error("plan_fusion_scratch: a non-root absorbed step is consumed outside its subtree");
+      if (c < 0 || position[static_cast<std::size_t>(c)] < 0)
+        throw internal_error("plan_fusion_scratch: a non-root absorbed step is consumed outside its subtree");
       // Live from its level to its consumer's: the closed intervals of a step's result and of what
       // any step of the same level reads meet on that level, so they never share bytes.
-      local.push_back(buffer_request{bytes_of(static_cast<int>(k)), f.level[i], f.level[static_cast<std::size_t>(position[static_cast<std::size_t>(c)])]});
+      local.push_back(buffer_request{bytes_of(static_cast<int>(k)), f.level[i],
+                                     f.level[static_cast<std::size_t>(position[static_cast<std::size_t>(c)])]});
       local_step.push_back(static_cast<int>(k));
     }
     const memory_plan lp = plan_memory(local, alignment);
-    for (std::size_t j = 0; j < local.size(); ++j) out.offset[static_cast<std::size_t>(local_step[j])] = out.bytes + lp.offsets[j];
+    for (std::size_t j = 0; j < local.size(); ++j)
+      out.offset[static_cast<std::size_t>(local_step[j])] = out.bytes + lp.offsets[j];
     out.bytes += (lp.arena_bytes + alignment - 1) / alignment * alignment;
   }
   return out;

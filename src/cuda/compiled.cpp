@@ -440,8 +440,8 @@ compiled_program::layout compiled_program::plan_buffers(const problem& p, const 
   // Scratch for absorbed intermediates: per subtree, a plan over its levels (steps of one level run
   // together in the fused launch).
   {
-    fusion_scratch fs = plan_fusion_scratch(fusion_, consumer, [&](int k) { return result_bytes_of(static_cast<std::size_t>(k)); }, steps,
-                                            arena_alignment);
+    fusion_scratch fs = plan_fusion_scratch(
+        fusion_, consumer, [&](int k) { return result_bytes_of(static_cast<std::size_t>(k)); }, steps, arena_alignment);
     l.scratch_offset = std::move(fs.offset);
     scratch_bytes_ = fs.bytes;
   }

@@ -10,8 +10,6 @@
 namespace tnrt::cuda {
 namespace {
 
-// A minimal complex type: cuda::std::complex's multiply carries C99 Annex G NaN handling that
-// these tiny steps do not need. Layout matches std::complex (real, imaginary).
 // Threads per block of the fused launch. 512 and 1024 (built with -DTNRT_FUSED_THREADS=...) ran the
 // same as 256 on an H200 (2026-12-06, bench/results/2026-12-06i-h200-suite/threads.log).
 #ifndef TNRT_FUSED_THREADS
@@ -40,7 +38,8 @@ __device__ void fused_small_steps_body(const small_step_record* records, int fir
   const int t = static_cast<int>(threadIdx.x);
   {
     const int n = min(small_step_group_max, last - first) * words;
-    for (int i = t; i < n; i += block_threads) reinterpret_cast<int*>(buf[0])[i] = reinterpret_cast<const int*>(records + first)[i];
+    for (int i = t; i < n; i += block_threads)
+      reinterpret_cast<int*>(buf[0])[i] = reinterpret_cast<const int*>(records + first)[i];
   }
   __syncthreads();
   int cur = 0;
@@ -54,7 +53,7 @@ __device__ void fused_small_steps_body(const small_step_record* records, int fir
       const int i = t + q * block_threads;
       next[q] = i < next_words ? reinterpret_cast<const int*>(records + ns)[i] : 0;
     }
-    int base = 0;  // the group's result elements so far, modulo the block: where this record's start
+    int base = 0;  // the group's result elements so far, modulo the block: where this record's elements start
     for (int j = 0; j < g; ++j) {
       const small_step_record& r = buf[cur][j];
       const T* a = static_cast<const T*>(r.a);

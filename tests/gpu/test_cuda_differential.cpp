@@ -1026,7 +1026,8 @@ TEST_F(Differential, EagerGemmRouteMatchesCpu) {
       // and the route has nothing to time (seen on an H200, 2026-12-06: f64, c64 and c128 learned
       // such a layout). Under the fixed column-major layout every step is a candidate.
       if (learn_layout) {
-        EXPECT_TRUE(trials == 0U || trials == 2U || trials == 4U) << p.source << " " << name_of(t) << ": " << trials << " timed calls";
+        EXPECT_TRUE(trials == 0U || trials == 2U || trials == 4U)
+            << p.source << " " << name_of(t) << ": " << trials << " timed calls";
       } else {
         EXPECT_TRUE(trials == 2U || trials == 4U) << p.source << " " << name_of(t) << ": " << trials << " timed calls";
       }

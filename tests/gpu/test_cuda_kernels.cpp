@@ -134,8 +134,9 @@ TEST(CudaKernels, SmallStepsRandomSteps) {
 // Every stage_every-th record stages its operands in shared memory (and so runs alone, outside any
 // group); 0: none does, so the groups are exactly those of group_small_steps on unstaged records.
 template <class T>
-void absorbed_subtrees_on_device(engine& eng, const problem& p, layout_policy pol, bool from_host, std::uint64_t data_seed, int& steps_checked,
-                                 double input_scale = 1.0, double normwise = 0.0, int stage_every = 3) {
+void absorbed_subtrees_on_device(engine& eng, const problem& p, layout_policy pol, bool from_host,
+                                 std::uint64_t data_seed, int& steps_checked, double input_scale = 1.0,
+                                 double normwise = 0.0, int stage_every = 3) {
   const std::size_t n = p.net.inputs.size(), steps = p.tree.steps.size();
   const fusion_plan f = plan_fusion(p, fusion_limits{1024, 2});
   if (f.subtrees() == 0) return;
@@ -162,8 +163,9 @@ void absorbed_subtrees_on_device(engine& eng, const problem& p, layout_policy po
     to_device(eng, buf[n + ks]);
     const step& s = p.tree.steps[ks];
     small_step_record r;
-    ASSERT_TRUE(describe_small_step(lt.steps[ks], buf[static_cast<std::size_t>(s.lhs)].dev, s.rhs >= 0 ? buf[static_cast<std::size_t>(s.rhs)].dev : nullptr,
-                                    buf[n + ks].dev, r, stage_every > 0 && records.size() % static_cast<std::size_t>(stage_every) == 0));
+    ASSERT_TRUE(describe_small_step(lt.steps[ks], buf[static_cast<std::size_t>(s.lhs)].dev,
+                                    s.rhs >= 0 ? buf[static_cast<std::size_t>(s.rhs)].dev : nullptr, buf[n + ks].dev, r,
+                                    stage_every > 0 && records.size() % static_cast<std::size_t>(stage_every) == 0));
     records.push_back(r);
   }
   group_small_steps(f, records, true);  // every step has a buffer of its own: any grouping is safe
@@ -258,7 +260,8 @@ TEST(CudaKernels, SmallStepsAbsorbedSubtrees) {
       for (bool from_host : {false, true})
         visit_dtype(t, [&](auto zero) {
           using T = decltype(zero);
-          absorbed_subtrees_on_device<T>(eng, tree, layout_policy::column_major, from_host, 4343, checked, 0.5, 1e4 * kerntest::eps_of<T>(), 0);
+          absorbed_subtrees_on_device<T>(eng, tree, layout_policy::column_major, from_host, 4343, checked, 0.5,
+                                         1e4 * kerntest::eps_of<T>(), 0);
         });
     }
   }

@@ -131,8 +131,8 @@ void check_plan(const problem& p, const fusion_limits& lim, const fusion_plan& f
       int want = 0;
       for (int id : {st.lhs, st.rhs}) {
         if (id < 0 || static_cast<std::size_t>(id) < n) continue;
-        const auto at = std::find(f.absorbed.begin() + static_cast<std::ptrdiff_t>(b), f.absorbed.begin() + static_cast<std::ptrdiff_t>(end),
-                                  id - static_cast<int>(n));
+        const auto at = std::find(f.absorbed.begin() + static_cast<std::ptrdiff_t>(b),
+                                  f.absorbed.begin() + static_cast<std::ptrdiff_t>(end), id - static_cast<int>(n));
         ASSERT_NE(at, f.absorbed.begin() + static_cast<std::ptrdiff_t>(end));
         want = std::max(want, 1 + f.level[static_cast<std::size_t>(at - f.absorbed.begin())]);
       }
@@ -534,7 +534,8 @@ void simulate_tree(const problem& p, const fusion_limits& lim, layout_policy pol
 // each other, would change a root. The roots must
 // equal, bit for bit, those of the steps run one by one in buffers of their own. Also checks the
 // groups' shape. Returns the number of groups with more than one record.
-int grouped_scratch_run(const problem& p, const fusion_limits& lim, layout_policy pol, std::uint64_t data_seed, const std::string& where) {
+int grouped_scratch_run(const problem& p, const fusion_limits& lim, layout_policy pol, std::uint64_t data_seed,
+                        const std::string& where) {
   SCOPED_TRACE(where);
   const std::size_t n = p.net.inputs.size(), steps = p.tree.steps.size();
   const fusion_plan f = plan_fusion(p, lim);
@@ -544,13 +545,15 @@ int grouped_scratch_run(const problem& p, const fusion_limits& lim, layout_polic
   const auto in = kerntest::random_tree_inputs(p, data_seed);
   const std::vector<int> consumer = step_consumers(p.net, p.tree);
   auto elements = [&](std::size_t id) { return static_cast<std::size_t>(element_count(p.net.shape_of(labels[id]))); };
-  const fusion_scratch fs = plan_fusion_scratch(f, consumer, [&](int k) { return elements(n + static_cast<std::size_t>(k)) * sizeof(double); },
-                                                steps, 256);
+  const fusion_scratch fs = plan_fusion_scratch(
+      f, consumer, [&](int k) { return elements(n + static_cast<std::size_t>(k)) * sizeof(double); }, steps, 256);
   std::vector<double> scratch(fs.bytes / sizeof(double) + 1, kerntest::guard_value<double>());
   std::vector<std::vector<double>> own(n + steps), alone(n + steps);  // inputs and roots; every operand, one by one
   for (std::size_t i = 0; i < n; ++i) own[i].assign(in[i].as<double>(), in[i].as<double>() + in[i].size());
   alone = own;
-  auto is_root = [&](std::size_t k) { return consumer[k] < 0 || f.is_absorbed[static_cast<std::size_t>(consumer[k])] == 0; };
+  auto is_root = [&](std::size_t k) {
+    return consumer[k] < 0 || f.is_absorbed[static_cast<std::size_t>(consumer[k])] == 0;
+  };
   auto ptr = [&](int id) -> double* {
     const auto u = static_cast<std::size_t>(id);
     if (u < n || is_root(u - n)) return own[u].data();
@@ -564,9 +567,11 @@ int grouped_scratch_run(const problem& p, const fusion_limits& lim, layout_polic
     alone[n + k].assign(elements(n + k), kerntest::guard_value<double>());
     if (!is_root(k)) {
       EXPECT_EQ(fs.offset[k] % 256, 0U) << "scratch offset of step " << k;
-      EXPECT_LE(fs.offset[k] + elements(n + k) * sizeof(double), fs.bytes) << "scratch of step " << k << " past the block";
+      EXPECT_LE(fs.offset[k] + elements(n + k) * sizeof(double), fs.bytes)
+          << "scratch of step " << k << " past the block";
     }
-    EXPECT_TRUE(describe_small_step(lt.steps[k], ptr(st.lhs), st.rhs >= 0 ? ptr(st.rhs) : nullptr, ptr(static_cast<int>(n + k)), records[i],
+    EXPECT_TRUE(describe_small_step(lt.steps[k], ptr(st.lhs), st.rhs >= 0 ? ptr(st.rhs) : nullptr,
+                                    ptr(static_cast<int>(n + k)), records[i],
                                     i % 3 == 0))  // some staged (a_span > 0): those stay alone
         << "step " << k;
   }
@@ -606,14 +611,16 @@ int grouped_scratch_run(const problem& p, const fusion_limits& lim, layout_polic
     const step& st = p.tree.steps[k];
     small_step_record r;
     EXPECT_TRUE(describe_small_step(lt.steps[k], alone[static_cast<std::size_t>(st.lhs)].data(),
-                                    st.rhs >= 0 ? alone[static_cast<std::size_t>(st.rhs)].data() : nullptr, alone[n + k].data(), r));
+                                    st.rhs >= 0 ? alone[static_cast<std::size_t>(st.rhs)].data() : nullptr,
+                                    alone[n + k].data(), r));
     evaluate_small_step<double>(r);
     if (is_root(k)) {
       const auto& got = own[n + k];
       const auto& want = alone[n + k];
       for (std::size_t x = 0; x < want.size(); ++x)
         if (std::memcmp(&got[x], &want[x], sizeof(double)) != 0) {
-          ADD_FAILURE() << "root step " << k << " element " << x << ": grouped over shared scratch " << got[x] << ", one by one " << want[x];
+          ADD_FAILURE() << "root step " << k << " element " << x << ": grouped over shared scratch " << got[x]
+                        << ", one by one " << want[x];
           break;
         }
     }
@@ -632,18 +639,22 @@ TEST(FusionGroups, SharedScratchAndGroupsKeepEveryRoot) {
   for (int i = 0; i < 150; ++i) {
     std::uint64_t used = 0;
     const problem p = kerntest::random_tree_problem(spec, base + static_cast<std::uint64_t>(i) * 17, dtype::f64, &used);
-    multi += grouped_scratch_run(p, limit_sets[static_cast<std::size_t>(i) % 3], policies[static_cast<std::size_t>(i / 3) % 3], used + 1,
+    multi += grouped_scratch_run(p, limit_sets[static_cast<std::size_t>(i) % 3],
+                                 policies[static_cast<std::size_t>(i / 3) % 3], used + 1,
                                  p.source + " (" + std::to_string(p.tree.steps.size()) + " steps)");
     if (HasFailure()) return;
   }
   std::printf("[groups] %d groups of several records over the random trees\n", multi);
   EXPECT_GT(multi, 50);
-  if (source_dir().empty()) GTEST_SKIP() << "TNRT_SOURCE_DIR is not set (run through ctest): reference network left out";
+  if (source_dir().empty())
+    GTEST_SKIP() << "TNRT_SOURCE_DIR is not set (run through ctest): reference network left out";
   tree_json_options opt;
   opt.type = dtype::f64;
-  const problem ref = load_tree_json_file((source_dir() / "data" / "tensornetwork_permutation_optimized.json").string(), opt);
+  const problem ref =
+      load_tree_json_file((source_dir() / "data" / "tensornetwork_permutation_optimized.json").string(), opt);
   for (layout_policy pol : policies) {
-    const int m = grouped_scratch_run(ref, fusion_limits{}, pol, 2718, "reference network " + std::string(kerntest::name_of_policy(pol)));
+    const int m = grouped_scratch_run(ref, fusion_limits{}, pol, 2718,
+                                      "reference network " + std::string(kerntest::name_of_policy(pol)));
     std::printf("[groups] reference network, %s: %d groups of several records\n", kerntest::name_of_policy(pol), m);
     EXPECT_GT(m, 20);
   }
@@ -661,10 +672,12 @@ TEST(FusionGroups, BalancedTreeGroupsCrossALaunchOfRecords) {
   const kerntest::lowered_tree lt = kerntest::lower_tree(p, layout_policy::column_major);
   std::vector<small_step_record> records(f.absorbed.size());
   for (std::size_t i = 0; i < f.absorbed.size(); ++i)
-    ASSERT_TRUE(describe_small_step(lt.steps[static_cast<std::size_t>(f.absorbed[i])], nullptr, nullptr, nullptr, records[i], false));
+    ASSERT_TRUE(describe_small_step(lt.steps[static_cast<std::size_t>(f.absorbed[i])], nullptr, nullptr, nullptr,
+                                    records[i], false));
   group_small_steps(f, records, true);
   std::vector<int> starts;
-  for (std::size_t i = 0; i < records.size(); i += static_cast<std::size_t>(records[i].group_left)) starts.push_back(static_cast<int>(i));
+  for (std::size_t i = 0; i < records.size(); i += static_cast<std::size_t>(records[i].group_left))
+    starts.push_back(static_cast<int>(i));
   EXPECT_EQ(starts, (std::vector<int>{0, 8, 16, 24, 32, 40, 48, 56, 60, 68, 70, 75, 77, 78}));
   EXPECT_EQ(records[70].group_left, 5);
   EXPECT_EQ(records[72].group_left, 3);
