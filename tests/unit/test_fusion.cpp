@@ -537,6 +537,8 @@ void simulate_tree(const problem& p, const fusion_limits& lim, layout_policy pol
 int grouped_scratch_run(const problem& p, const fusion_limits& lim, layout_policy pol, std::uint64_t data_seed,
                         const std::string& where) {
   SCOPED_TRACE(where);
+  EXPECT_EQ(p.type, dtype::f64) << "grouped_scratch_run computes in double";
+  if (p.type != dtype::f64) return 0;
   const std::size_t n = p.net.inputs.size(), steps = p.tree.steps.size();
   const fusion_plan f = plan_fusion(p, lim);
   if (f.subtrees() == 0) return 0;
@@ -664,7 +666,7 @@ TEST(FusionGroups, BalancedTreeGroupsCrossALaunchOfRecords) {
   // The GPU test's trees (test_cuda_kernels.cpp, SmallStepsAbsorbedSubtrees): with 80 matrices the
   // level-3 group is records 70..74, which the from-host path's launches of 72 records split.
   static_assert(small_step_group_max == 8, "the expected groups below assume 8");
-  const problem p = kerntest::balanced_matrix_tree(dtype::f32, 80, 4);
+  const problem p = kerntest::balanced_matrix_tree(dtype::f64, 80, 4);  // f64: grouped_scratch_run's type
   const fusion_plan f = plan_fusion(p, fusion_limits{1024, 2});
   ASSERT_EQ(f.subtrees(), 1U);
   ASSERT_EQ(f.absorbed.size(), 79U);
