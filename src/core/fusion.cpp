@@ -207,9 +207,9 @@ void group_small_steps(const fusion_plan& f, std::vector<small_step_record>& rec
 }
 
 fusion_scratch plan_fusion_scratch(const fusion_plan& f, const std::vector<int>& consumer,
-                                   const std::function<std::size_t(int)>& bytes_of, std::size_t steps,
-                                   std::size_t alignment) {
+                                   const std::function<std::size_t(int)>& bytes_of, std::size_t alignment) {
   if (alignment == 0) throw internal_error("plan_fusion_scratch: alignment 0");
+  const std::size_t steps = f.is_absorbed.size();
   fusion_scratch out;
   out.offset.assign(steps, 0);
   std::vector<int> position(steps, -1);

@@ -105,8 +105,7 @@ struct fusion_scratch {
   std::size_t bytes = 0;
 };
 fusion_scratch plan_fusion_scratch(const fusion_plan& f, const std::vector<int>& consumer,
-                                   const std::function<std::size_t(int)>& bytes_of, std::size_t steps,
-                                   std::size_t alignment);
+                                   const std::function<std::size_t(int)>& bytes_of, std::size_t alignment);
 
 template <class T>
 void evaluate_small_step(const small_step_record& r);

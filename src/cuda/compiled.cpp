@@ -251,16 +251,9 @@ void compiled_program::check_gemm_choices(float& kept_ms) {
   if (opt_.gemm_check == kernel_choice::always || without < with) {
     kept_ms = without;
     gemm_dropped_ = static_cast<int>(gemms.size() + copied.size());
-    // The graph already runs them on cuTENSOR; each flag is set back for a moment so that
-    // drop_gemm/drop_copies, the one place a step leaves cuBLAS, count it out and free its state.
-    for (op* o : gemms) {
-      o->use_gemm = true;
-      drop_gemm(*o);
-    }
-    for (op* o : copied) {
-      o->use_copies = true;
-      drop_copies(*o);
-    }
+    // The graph already runs them on cuTENSOR (set(false)); what they held for cuBLAS goes.
+    for (op* o : gemms) o->drop_gemm();
+    for (op* o : copied) o->drop_copies();
     if (!copied.empty()) {  // no step runs as copies now: their scratch goes back
       copies_.reset();
       copies_bytes_ = 0;
@@ -441,7 +434,7 @@ compiled_program::layout compiled_program::plan_buffers(const problem& p, const 
   // together in the fused launch).
   {
     fusion_scratch fs = plan_fusion_scratch(
-        fusion_, consumer, [&](int k) { return result_bytes_of(static_cast<std::size_t>(k)); }, steps, arena_alignment);
+        fusion_, consumer, [&](int k) { return result_bytes_of(static_cast<std::size_t>(k)); }, arena_alignment);
     l.scratch_offset = std::move(fs.offset);
     scratch_bytes_ = fs.bytes;
   }
@@ -603,7 +596,6 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
       reset_full_dot_scratch(type_, o.dot_scratch, eng_->stream());
       if (opt_.full_dot == kernel_choice::always) {
         o.use_dot = true;
-        ++dots_chosen_;
       }
     }
     // The step as one GEMM (cuBLAS), when it is one: timed against the plan, or taken (`always`).
@@ -613,13 +605,9 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
         ++gemm_candidates_;
         if (opt_.gemm_lowering == kernel_choice::always && !o.tiled) {
           o.use_gemm = true;
-          ++gemm_chosen_;
           if (opt_.gemm_algo_rank >= 0) {
             o.lt = prepare_lt(o, opt_.gemm_algo_rank + 1);
-            if (o.lt) {
-              o.lt_algo = std::min(opt_.gemm_algo_rank, o.lt->algorithms() - 1);
-              ++gemm_algos_chosen_;
-            }
+            if (o.lt) o.lt_algo = std::min(opt_.gemm_algo_rank, o.lt->algorithms() - 1);
           }
         }
       }
@@ -925,10 +913,7 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
         (void)cudaGetLastError();  // cuBLAS refused this one: the plan stays
       }
       o.use_gemm = t < best * 0.97F;
-      if (o.use_gemm) {
-        ++gemm_chosen_;
-        best = t;
-      }
+      if (o.use_gemm) best = t;
     }
     if (gemm && opt_.gemm_algos > 0 && best >= opt_.gemm_algo_min_ms) try_gemm_algos(o, best, time_op);
     if (copies == kernel_choice::automatic) (void)try_copies(o, low, copies, best, reserve_bytes, limit_bytes, time_op);
@@ -959,11 +944,8 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
     if (t < best * 0.97F) {
       o.jit = true;
       ++jit_chosen_;
-      if (kept_dot) --dots_chosen_;
-      o.use_gemm = kept_gemm;
-      o.use_copies = kept_copies;
-      drop_gemm(o);
-      drop_copies(o);
+      o.drop_gemm();  // what the step held for cuBLAS (use_* are already off)
+      o.drop_copies();
     } else {
       o.plan = kept_plan;
       o.use_gemm = kept_gemm;
@@ -986,26 +968,20 @@ void compiled_program::try_full_dot(op& o, float& best, const std::function<floa
   }
   o.use_dot = t < best * 0.97F;
   if (!o.use_dot) return;
-  ++dots_chosen_;
   best = t;
-  drop_gemm(o);
-  drop_copies(o);
+  o.drop_gemm();
+  o.drop_copies();
 }
 
-void compiled_program::drop_gemm(op& o) noexcept {
-  if (o.use_gemm) --gemm_chosen_;
-  if (o.lt) --gemm_algos_chosen_;
-  o.use_gemm = false;
-  o.lt.reset();
-  o.lt_algo = -1;
+int compiled_program::count_ops(bool (*pred)(const op&)) const noexcept {
+  return static_cast<int>(std::count_if(ops_.begin(), ops_.end(), pred));
 }
-
-void compiled_program::drop_copies(op& o) noexcept {
-  if (o.use_copies) {
-    --copies_chosen_;
-    o.drop_copies();
-  }
+int compiled_program::gemm_chosen() const noexcept { return count_ops([](const op& o) { return o.use_gemm; }); }
+int compiled_program::gemm_algos_chosen() const noexcept {
+  return count_ops([](const op& o) { return o.use_gemm && o.lt != nullptr; });
 }
+int compiled_program::dots_chosen() const noexcept { return count_ops([](const op& o) { return o.use_dot; }); }
+int compiled_program::copies_chosen() const noexcept { return count_ops([](const op& o) { return o.use_copies; }); }
 
 // cuBLASLt's heuristic's first options::gemm_algos algorithms for the step's GEMM form, each
 // timed where the step runs (its workspace, its operands' alignment); one replaces what the step
@@ -1049,8 +1025,6 @@ void compiled_program::try_gemm_algos(op& o, float& best, const std::function<fl
     return;
   }
   o.lt_algo = keep;
-  ++gemm_algos_chosen_;
-  if (!kept_gemm) ++gemm_chosen_;
 }
 
 // The step as one GEMM after copies (options::gemm_copies). `always` (tests) takes it wherever it
@@ -1100,7 +1074,6 @@ bool compiled_program::try_copies(op& o, const lowered_step& low, kernel_choice 
     }
   }
   o.use_copies = true;
-  ++copies_chosen_;
   if (timed) best = t;
   return true;
 }

@@ -142,13 +142,13 @@ class compiled_program {
   /// Library steps that are one strided-batched GEMM (gemm_candidates), and those that run through
   /// cuBLAS (options::gemm_lowering: timed faster, or `always`).
   [[nodiscard]] int gemm_candidates() const noexcept { return gemm_candidates_; }
-  [[nodiscard]] int gemm_chosen() const noexcept { return gemm_chosen_; }
+  [[nodiscard]] int gemm_chosen() const noexcept;
   /// Steps timing put on cuBLAS one at a time (as they lie or after copies) that the whole-program
   /// check took back to cuTENSOR (the program with all of them on cuTENSOR replayed faster; build_tree).
   [[nodiscard]] int gemm_dropped() const noexcept { return gemm_dropped_; }
   /// Of those, the steps on a cuBLASLt algorithm that timing chose over cuBLAS's own (and the
   /// step's other candidates) by 3%, and the cuBLASLt algorithms timed (options::gemm_algos).
-  [[nodiscard]] int gemm_algos_chosen() const noexcept { return gemm_algos_chosen_; }
+  [[nodiscard]] int gemm_algos_chosen() const noexcept;
   [[nodiscard]] int gemm_algo_trials() const noexcept { return gemm_algo_trials_; }
   /// GEMM steps whose arena workspace is options::gemm_workspace_bytes (0 when the memory limit
   /// left them the plan's), and library steps that run a JIT plan timing chose (options::jit_steps).
@@ -156,11 +156,11 @@ class compiled_program {
   [[nodiscard]] int jit_chosen() const noexcept { return jit_chosen_; }
   /// Steps whose result is one element that run through tnrt's full-contraction kernel
   /// (options::full_dot: timed faster, or `always`), of the candidates.
-  [[nodiscard]] int dots_chosen() const noexcept { return dots_chosen_; }
+  [[nodiscard]] int dots_chosen() const noexcept;
   [[nodiscard]] int dot_candidates() const noexcept { return static_cast<int>(dot_steps_.size()); }
   /// Library steps that run as copies and one cuBLAS GEMM (options::gemm_copies), and the bytes of
   /// the scratch they share.
-  [[nodiscard]] int copies_chosen() const noexcept { return copies_chosen_; }
+  [[nodiscard]] int copies_chosen() const noexcept;
   /// Library steps that had a form with copies whose plans were made (tried or, `always`, taken).
   [[nodiscard]] int copies_tried() const noexcept { return copies_tried_; }
   [[nodiscard]] std::size_t copies_bytes() const noexcept { return copies_bytes_; }
@@ -215,6 +215,11 @@ class compiled_program {
     /// (options::gemm_algos); null: cuBLAS's own choice.
     std::shared_ptr<const lt_matmul> lt;
     int lt_algo = -1;
+    void drop_gemm() {  // off cuBLAS, its cuBLASLt algorithm released
+      use_gemm = false;
+      lt.reset();
+      lt_algo = -1;
+    }
     /// The step as one GEMM after copies of operands (options::gemm_copies), when it is tried: the
     /// copies' plans (cuTENSOR reductions that sum nothing: permutations; null for an operand not
     /// copied), where the copies go, and their bytes together.
@@ -262,10 +267,8 @@ class compiled_program {
   void check_gemm_choices(float& kept_ms);
   /// The graph captured again after ops changed (stream replay when the capture fails).
   void recapture();
-  /// A step leaves cuBLAS (as it lies: its cuBLASLt algorithm too; after copies: their plans), the
-  /// counters of what was chosen following. The graph is the caller's to capture again.
-  void drop_gemm(op& o) noexcept;
-  void drop_copies(op& o) noexcept;
+  /// Ops for which `pred` holds (the *_chosen counts: what the ops run, so nothing to keep in step).
+  [[nodiscard]] int count_ops(bool (*pred)(const op&)) const noexcept;
   static std::unique_ptr<compiled_program> build_timed_layouts(engine& eng, const problem& p, const limit_rule& limit_beside,
                                                                std::vector<std::pair<layout_policy, float>>& times, float& best_ms);
   step_choices choose_steps(const problem& p);
@@ -345,12 +348,11 @@ class compiled_program {
   std::vector<int> dot_steps_;    // library steps that are full contractions (options::full_dot)
   std::vector<full_dot_record> dot_records_;  // theirs, planned with the buffers
   std::size_t dot_offset_ = 0;    // where their scratch starts in table_, one full_dot_scratch_bytes each
-  int dots_chosen_ = 0;
   fusion_plan fusion_;
   std::vector<int> op_steps_;
   int kernel_ranks_chosen_ = 0, kernel_rank_trials_ = 0;  // options::kernel_ranks
-  int gemm_algos_chosen_ = 0, gemm_algo_trials_ = 0;      // options::gemm_algos
-  int tiled_chosen_ = 0, tiled_rejected_ = 0, algos_changed_ = 0, gemm_candidates_ = 0, gemm_chosen_ = 0, gemm_dropped_ = 0, jit_chosen_ = 0, copies_chosen_ = 0, copies_tried_ = 0;
+  int gemm_algo_trials_ = 0;      // options::gemm_algos
+  int tiled_chosen_ = 0, tiled_rejected_ = 0, algos_changed_ = 0, gemm_candidates_ = 0, gemm_dropped_ = 0, jit_chosen_ = 0, copies_tried_ = 0;
   device::pool_block copies_;  // the scratch of the steps that run as copies and a GEMM
   std::size_t copies_bytes_ = 0;
   dtype type_ = dtype::f32;

@@ -352,13 +352,25 @@ gputest::random_network_spec spec_for(int tensors) {
   return spec;
 }
 
+// Tree case `c` as a random problem of type t (seed c.seed + offset upward: `used` is the one
+// taken) and its inputs in [0.25, 1.25].
+struct case_problem {
+  problem p;
+  std::vector<host_tensor> in;
+  std::uint64_t used = 0;
+};
+case_problem tree_case_problem(const tree_case& c, std::uint64_t offset, dtype t) {
+  case_problem out;
+  out.p = gputest::random_problem(spec_for(c.tensors), c.seed + offset, t, &out.used);
+  out.in = gputest::random_inputs(out.p, out.used, 0.25, 1.25);
+  return out;
+}
+
 TEST_F(Differential, EagerTreesMatchCpu) {
   engine eng(cuda::options{});
   for (dtype t : all_dtypes) {
     for (const tree_case& c : tree_cases) {
-      std::uint64_t used = 0;
-      const problem p = gputest::random_problem(spec_for(c.tensors), c.seed, t, &used);
-      const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+      const auto [p, in, used] = tree_case_problem(c, 0, t);
       const host_tensor want = cpu::contract(p, in);
       const host_tensor got = run_eager(eng, p, in);
       const double err = gputest::rel_error(got, want);
@@ -379,9 +391,7 @@ TEST_F(Differential, EagerTreesRowMajorIntermediates) {
   engine eng(opt);
   for (dtype t : {dtype::f32, dtype::c128}) {
     for (const tree_case& c : tree_cases) {
-      std::uint64_t used = 0;
-      const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 100, t, &used);
-      const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+      const auto [p, in, used] = tree_case_problem(c, 100, t);
       const double err = gputest::rel_error(run_eager(eng, p, in), cpu::contract(p, in));
       const double tol = gputest::tolerance(t, gputest::longest_sum(p), 256.0);
       std::printf("[eager tree, row-major] %s seed %llu: rel error %.3e (tol %.1e)\n", std::string(name_of(t)).c_str(),
@@ -408,9 +418,7 @@ TEST_F(Differential, PlannedIntermediatesMatchCpu) {
   int checked = 0, reordered = 0;
   for (dtype t : all_dtypes) {
     for (const tree_case& c : tree_cases) {
-      std::uint64_t used = 0;
-      const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 1700, t, &used);
-      const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+      const auto [p, in, used] = tree_case_problem(c, 1700, t);
       const host_tensor want = cpu::contract(p, in);
       const double tol = gputest::tolerance(t, gputest::longest_sum(p), 256.0);
       const auto planned = planned_strides(p);
@@ -440,9 +448,7 @@ TEST_F(Differential, CompiledMatchesEager) {
   engine eng(cuda::options{});
   for (dtype t : all_dtypes) {
     for (const tree_case& c : tree_cases) {
-      std::uint64_t used = 0;
-      const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 200, t, &used);
-      const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+      const auto [p, in, used] = tree_case_problem(c, 200, t);
       const host_tensor eager = run_eager(eng, p, in);
       const host_tensor compiled = run_compiled(eng, p, in);
       const host_tensor want = cpu::contract(p, in);
@@ -469,9 +475,7 @@ TEST_F(Differential, CompiledGraphMatchesStreamReplay) {
   engine es(without_graph);
   for (dtype t : all_dtypes) {
     for (const tree_case& c : tree_cases) {
-      std::uint64_t used = 0;
-      const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 300, t, &used);
-      const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+      const auto [p, in, used] = tree_case_problem(c, 300, t);
       bool graph = false, no_graph = true;
       const host_tensor rg = run_compiled(eg, p, in, &graph);
       const host_tensor rs = run_compiled(es, p, in, &no_graph);
@@ -527,9 +531,7 @@ TEST_F(Differential, CompiledGemmLoweringMatchesCpu) {
       ASSERT_NE(eng.blas(), nullptr) << "cuBLAS did not open: " << eng.blas_note();
       for (dtype t : all_dtypes) {
         for (const tree_case& c : tree_cases) {
-          std::uint64_t used = 0;
-          const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 400, t, &used);
-          const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+          const auto [p, in, used] = tree_case_problem(c, 400, t);
           cuda::compiled_program prog(eng, p);
           if (choice == kernel_choice::always) {
             EXPECT_EQ(prog.gemm_chosen(), prog.gemm_candidates());
@@ -832,9 +834,7 @@ TEST_F(Differential, CompiledTimedLayoutsMatchCpu) {
   engine eng(opt);
   for (dtype t : {dtype::f32, dtype::c128}) {
     for (const tree_case& c : tree_cases) {
-      std::uint64_t used = 0;
-      const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 500, t, &used);
-      const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+      const auto [p, in, used] = tree_case_problem(c, 500, t);
       const std::unique_ptr<cuda::compiled_program> prog = cuda::compiled_program::build(eng, p);
       const auto& times = prog->layout_times();
       ASSERT_EQ(times.size(), p.tree.steps.size() < 2 ? 0U : std::size(all_layouts)) << p.source;
@@ -919,9 +919,7 @@ TEST_F(Differential, EagerLearnsItsLayout) {
     for (dtype t : {dtype::f32, dtype::f64, dtype::c64, dtype::c128}) {
       for (const tree_case& c : tree_cases) {
         if (c.tensors < 5) continue;
-        std::uint64_t used = 0;
-        const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 900 + (learn ? 0 : 50), t, &used);
-        const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+        const auto [p, in, used] = tree_case_problem(c, 900 + (learn ? 0 : 50), t);
         const host_tensor want = cpu::contract(p, in);
         const cuda::counters before = eng.stats();
         for (int call = 0; call < 10; ++call)
@@ -975,9 +973,7 @@ TEST_F(Differential, EagerGemmRouteMatchesCpu) {
     const cuda::counters before = eng.stats();
     for (dtype t : all_dtypes) {
       for (const tree_case& c : tree_cases) {
-        std::uint64_t used = 0;
-        const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 600, t, &used);
-        const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+        const auto [p, in, used] = tree_case_problem(c, 600, t);
         const host_tensor want = cpu::contract(p, in);
         const double tol = gputest::tolerance(t, gputest::longest_sum(p), 256.0);
         for (int call = 0; call < 2; ++call)
@@ -1263,9 +1259,7 @@ TEST_F(Differential, CompiledGemmWithCopiesMatchesCpu) {
     engine eng(opt);
     for (dtype t : all_dtypes) {
       for (const tree_case& c : tree_cases) {
-        std::uint64_t used = 0;
-        const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 500, t, &used);
-        const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+        const auto [p, in, used] = tree_case_problem(c, 500, t);
         cuda::compiled_program prog(eng, p);
         chosen += prog.copies_chosen();
         tried += prog.copies_tried();
@@ -1299,9 +1293,7 @@ TEST_F(Differential, CompiledGemmCheckTakesStepsBack) {
     engine eng(opt);
     for (dtype t : {dtype::f32, dtype::c128}) {
       for (const tree_case& c : tree_cases) {
-        std::uint64_t used = 0;
-        const problem p = gputest::random_problem(spec_for(c.tensors), c.seed + 500, t, &used);
-        const auto in = gputest::random_inputs(p, used, 0.25, 1.25);
+        const auto [p, in, used] = tree_case_problem(c, 500, t);
         const std::unique_ptr<cuda::compiled_program> prog = cuda::compiled_program::build(eng, p);
         const std::vector<std::string> kernels = prog->op_kernels();
         const auto copies = std::count(kernels.begin(), kernels.end(), std::string("cublas copies"));

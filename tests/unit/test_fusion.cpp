@@ -548,7 +548,7 @@ int grouped_scratch_run(const problem& p, const fusion_limits& lim, layout_polic
   const std::vector<int> consumer = step_consumers(p.net, p.tree);
   auto elements = [&](std::size_t id) { return static_cast<std::size_t>(element_count(p.net.shape_of(labels[id]))); };
   const fusion_scratch fs = plan_fusion_scratch(
-      f, consumer, [&](int k) { return elements(n + static_cast<std::size_t>(k)) * sizeof(double); }, steps, 256);
+      f, consumer, [&](int k) { return elements(n + static_cast<std::size_t>(k)) * sizeof(double); }, 256);
   std::vector<double> scratch(fs.bytes / sizeof(double) + 1, kerntest::guard_value<double>());
   std::vector<std::vector<double>> own(n + steps), alone(n + steps);  // inputs and roots; every operand, one by one
   for (std::size_t i = 0; i < n; ++i) own[i].assign(in[i].as<double>(), in[i].as<double>() + in[i].size());
