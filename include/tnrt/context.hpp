@@ -156,7 +156,8 @@ class program {
   /// Steps the tiled kernel runs, and those compiled `automatic` timing gave back to cuTENSOR.
   [[nodiscard]] int tiled_chosen() const;
   [[nodiscard]] int tiled_rejected() const;
-  /// Library steps whose timed cuTENSOR algorithm replaced the default heuristic's plan.
+  /// Library steps whose timed cuTENSOR algorithm replaced the default heuristic's plan (tiled
+  /// candidates among them: a timed algorithm can beat the tiled kernel that beat the default).
   [[nodiscard]] int algos_changed() const;
   /// Of those, the steps on a runner-up kernel of cuTENSOR's own ranking (options::kernel_ranks).
   [[nodiscard]] int kernel_ranks_chosen() const;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU host, from the repo root: unpack cuTENSOR (all parts must have arrived) and the
 # binaries, then run the named steps, logging under $OUT (or /tmp/out).
-#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra fam fam-tnrt fam-peers1..3 fam-roof fam-tf32 fam-jax fam-miss levels own nccl ref soak sanitize cupti ...
+#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra fam fam-tnrt fam-peers1..3 fam-roof fam-tf32 fam-jax fam-miss tileddiag levels own nccl ref soak sanitize cupti ...
 set -uo pipefail
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 bash .gpu-host/unpack.sh | tail -1
@@ -105,9 +105,10 @@ for s in "$@"; do
               --problem='lattice-10x10-d4' --problem='peps*' --problem='mpo-heis-L40*' ;;
     fam-tf32) # the reduced-precision row: tnrt compiled at --precision tf32 beside JAX's default precision
             # (TF32 on the H200) and JAX at 'highest', on the networks the suite gives JAX's default
+            # FAM_TF32_JAX: which JAX variants (default 'jax*'; 'jax default*' after fam-jax in the same sitting)
             mapfile -t tf32_nets < <(problems_of 'jax default (TF32)')
             (( ${#tf32_nets[@]} )) || { echo "fam-tf32: the suite has no peer 'jax default (TF32)'"; continue; }
-            run_fam fam-tf32 ${FAM_BUDGET:-240} --only='compiled tf32' --only='jax*' --skip-peak --no-bandwidth --timeout 90 "${tf32_nets[@]}" ;;
+            run_fam fam-tf32 ${FAM_BUDGET:-240} --only='compiled tf32' --only="${FAM_TF32_JAX:-jax*}" --skip-peak --no-bandwidth --timeout 90 "${tf32_nets[@]}" ;;
     fam-jax) # JAX jit at 'highest' (full precision) on the networks the suite gives it, beside tnrt compiled
             # in the same sitting (the four-call suite leaves JAX out: its compiles do not fit the budgets)
             # FAM_JAX_PROBLEMS (names, space-separated): only those networks
@@ -115,6 +116,19 @@ for s in "$@"; do
             else mapfile -t jax_nets < <(problems_of 'jax highest'); fi
             (( ${#jax_nets[@]} )) || { echo "fam-jax: the suite has no peer 'jax highest'"; continue; }
             run_fam fam-jax ${FAM_BUDGET:-420} --only=compiled --only='jax highest' --timeout 90 "${jax_nets[@]}" ;;
+    tileddiag) # the memory-bound networks' slowest tiled steps: compiled's step profile under one layout with the
+            # tiled kernel timed against cuTENSOR (auto), and with every step on cuTENSOR (off); TILEDDIAG_NETS
+            # (suite names), TILEDDIAG_LAYOUT (default row)
+            td=/tmp/tileddiag; mkdir -p $td
+            for f in ${TILEDDIAG_NETS:-regular4-n70 rqc-5x6-c12-amp}; do
+              F=$(fill_of $f)
+              for t in auto off; do
+                echo "--- $f --tiled $t --layout ${TILEDDIAG_LAYOUT:-row}"
+                timeout 120 $bin/tnrt contract bench/suites/families/$f.json --device cuda --fill $F --mode compiled --layout ${TILEDDIAG_LAYOUT:-row} \
+                  --tiled $t --warmup 3 --repeat 10 --step-profile $td/$f-$t.csv --json $td/$f-$t.json 2>&1 | grep -E "^time|^kernels|tiled|tnrt:"
+              done
+            done
+            tar -czf $out/tileddiag.tgz -C /tmp tileddiag ;;
     fam-eager) # eager beside torch eager on every network of the suite, and eager without its cuBLAS route
             # (variant "eager no route") on the networks whose steps are GEMMs
             run_fam fam-eager ${FAM_BUDGET:-330} --only=eager --only="eager no route" --only=torch --timeout 60 ;;

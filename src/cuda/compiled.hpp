@@ -133,7 +133,8 @@ class compiled_program {
   /// those `automatic` gave back to the library.
   [[nodiscard]] int tiled_chosen() const noexcept { return tiled_chosen_; }
   [[nodiscard]] int tiled_rejected() const noexcept { return tiled_rejected_; }
-  /// Library steps whose timed cuTENSOR algorithm replaced the default heuristic's plan.
+  /// Library steps whose timed cuTENSOR algorithm replaced the default heuristic's plan (tiled
+  /// candidates among them: a timed algorithm can beat the kernel that beat the default).
   [[nodiscard]] int algos_changed() const noexcept { return algos_changed_; }
   /// Of those, the steps on a runner-up kernel of cuTENSOR's ranking (options::kernel_ranks).
   [[nodiscard]] int kernel_ranks_chosen() const noexcept { return kernel_ranks_chosen_; }
@@ -236,6 +237,7 @@ class compiled_program {
       use_copies = false;
     }
     bool jit = false;               // the plan is a cuTENSOR JIT plan that timing chose (options::jit_steps)
+    bool algos_timed = false;       // cuTENSOR's algorithms were timed against the tiled kernel already
     /// The step as a full contraction (its result one element; options::full_dot), its scratch (in
     /// table_, one per such op), and whether it runs there instead of the plan.
     std::optional<full_dot_record> dot;

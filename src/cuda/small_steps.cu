@@ -10,12 +10,14 @@
 namespace tnrt::cuda {
 namespace {
 
-// Threads per block of the fused launch. 512 and 1024 (built with -DTNRT_FUSED_THREADS=...) ran the
-// same as 256 on an H200 (2026-12-06, bench/results/2026-12-06i-h200-suite/threads.log).
+// Threads per block of the fused launch: the CMake cache variable TNRT_FUSED_THREADS (256, 512 or
+// 1024; default 256). 512 and 1024 ran the same as 256 on an H200 (2026-12-06,
+// bench/results/2026-12-06i-h200-suite/threads.log).
 #ifndef TNRT_FUSED_THREADS
 #define TNRT_FUSED_THREADS 256
 #endif
 constexpr int block_threads = TNRT_FUSED_THREADS;
+static_assert(block_threads == 256 || block_threads == 512 || block_threads == 1024, "TNRT_FUSED_THREADS: 256, 512 or 1024");
 
 // D[o] = sum_k A[a(o,k)] * B[b(o,k)], exactly as evaluate_small_step on the host (the same index
 // arithmetic: small_step_index.hpp). A subtree's records come level by level, in groups
