@@ -89,7 +89,8 @@ for s in "$@"; do
             # took 248 s, the chain/lm/mpo/mps peers 244 s, and the other peers did not finish in 300 s.
             peer_args="--skip-tnrt --only=torch --only=torch?graph --only=cuTensorNet --skip-peak --no-bandwidth --timeout 60"
             case $s in
-              fam-tnrt) fa="--skip-peers --only=eager --only=compiled --only=compiled?static --timeout 60"; fb=240 ;;
+              fam-tnrt) fa="--skip-peers --only=eager --only=compiled --timeout 60"; fb=240  # FAM_TNRT_STATIC=0: no 'compiled static'
+                        [[ ${FAM_TNRT_STATIC:-1} == 0 ]] || fa="$fa --only=compiled?static" ;;
               fam-peers1) fa="$peer_args --problem=chain* --problem=lm* --problem=mpo* --problem=mps*"; fb=280 ;;
               fam-peers2) fa="$peer_args --problem=lattice* --problem=peps* --problem=hyper* --problem=regular*"; fb=400 ;;
               fam-peers3) fa="$peer_args --problem=reference* --problem=rqc* --problem=qaoa*"; fb=400 ;;
