@@ -405,6 +405,18 @@ PY
     ncu-tiled) ncu --kernel-name regex:tiled_kernel --launch-skip 8 --launch-count 7 --set full --import-source no \
                  $bin/tnrt contract $ref --device cuda --mode eager --warmup 0 --repeat 1 > $out/ncu-tiled.txt 2>&1
                grep -E "tiled_kernel<|DRAM Throughput|Duration|Compute \(SM\) Throughput|Issue Slots Busy|Warp Cycles Per Issued|Achieved Occupancy|Executed Ipc A|No Eligible" $out/ncu-tiled.txt | head -80 ;;
+    ncu-steps) # Nsight Compute on the slowest tiled steps of a memory-bound network, eager under one layout
+            # (eager runs every tiled candidate with the rule's record): NCU_NET (suite name, default
+            # regular4-n70), NCU_LAYOUT (row), NCU_SKIP/NCU_COUNT (tiled launches; under row, regular4-n70's
+            # 18..23 are steps 30-34 and 39, the 268 MB ones); the summary lines here, the report in $out
+            f=${NCU_NET:-regular4-n70}; F=$(fill_of $f)
+            timeout 300 ncu --kernel-name regex:tiled_kernel --launch-skip ${NCU_SKIP:-18} --launch-count ${NCU_COUNT:-6} \
+              --section SpeedOfLight --section MemoryWorkloadAnalysis --section LaunchStats --section Occupancy \
+              --section SchedulerStats --section WarpStateStats --import-source no \
+              $bin/tnrt contract bench/suites/families/$f.json --device cuda --fill $F --mode eager --layout ${NCU_LAYOUT:-row} \
+              --warmup 0 --repeat 1 > /tmp/ncu-steps.txt 2>&1
+            xz -c /tmp/ncu-steps.txt > $out/ncu-steps.txt.xz
+            grep -E "tiled_kernel<|DRAM Throughput|Memory Throughput|L1/TEX Hit|L2 Hit|Duration|Compute \(SM\) Throughput|Issue Slots Busy|Warp Cycles Per Issued|Achieved Occupancy|Registers Per|Shared Memory Config|Block Limit|Stall|No Eligible|Grid Size|Mem Busy|Max Bandwidth" /tmp/ncu-steps.txt | head -150 ;;
     eager3) for i in 1 2 3; do timeout 60 $bin/tnrt contract $ref --device cuda --mode eager 2>&1 | grep -E "^time"; done ;;
     cupti) $bin/tnrt --version | grep profiler
            echo "--- test_cuda_profiler"; timeout 300 $bin/test_cuda_profiler 2>&1 | grep -E "^\[profiler\]|OK|FAILED|SKIPPED|Failure|Expected|Which is|actual" | head -60
