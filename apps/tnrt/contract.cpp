@@ -50,6 +50,7 @@ constexpr option_spec contract_specs[] = {
     {"bandwidth", true},     {"layout", true},    {"no-fuse", false},
     {"tiled", true},         {"dot", true},       {"fuse-stage", true},
     {"fuse-levels", true},
+    {"tiled-table", true},
     {"algo", true},        {"fuse-max", true},    {"profile", false},
     {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
     {"ranks", true},        {"schedule", true},
@@ -101,6 +102,8 @@ GPU knobs:
   --tiled auto|on|off        large x small steps via tnrt's tiled streaming kernel (default auto: compiled
                              mode times it (both layouts) against cuTENSOR per step and keeps the fastest,
                              eager uses it wherever it applies; on: the kernel wherever it applies)
+  --tiled-table on|off       compiled: the tiled kernel's plans with coefficients read from a table in shared
+                             memory are timed too (default on; off: the A/B)
   --fuse-stage on|off        stage a fused small step's operands (at most 1024 elements each) in shared memory
                              (default off: read them where they lie, measured faster; on: the A/B)
   --fuse-levels on|off       run the fused small steps of one level of a subtree together, one barrier per
@@ -453,6 +456,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.gemm_check = choice_knob(a, "gemm-check");
   o.fuse_stage = a.choice_or("fuse-stage", "off", {"on", "off"}) == "on";
   o.fuse_levels = a.choice_or("fuse-levels", "on", {"on", "off"}) == "on";
+  o.tiled_table = a.choice_or("tiled-table", "on", {"on", "off"}) == "on";
   o.fuse_max_elements = a.int_or("fuse-max", o.fuse_max_elements, 1, 1 << 20);
   o.jit = a.has("jit");
   o.jit_steps = static_cast<int>(a.int_or("jit-steps", 0, 0, 1 << 16));
@@ -632,6 +636,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"gemm_check", knob_name(opt.gemm_check)},
                   {"fuse_stage", opt.fuse_stage},
                   {"fuse_levels", opt.fuse_levels},
+                  {"tiled_table", opt.tiled_table},
                   {"fuse_max_elements", opt.fuse_max_elements},
                   {"jit", opt.jit},
                   {"jit_steps", opt.jit_steps},
@@ -1144,6 +1149,7 @@ int run_contract(std::span<char* const> argv) {
   (void)a.choice_or("gemm-check", "auto", {"auto", "on", "off"});
   (void)a.choice_or("fuse-stage", "off", {"on", "off"});
   (void)a.choice_or("fuse-levels", "on", {"on", "off"});
+  (void)a.choice_or("tiled-table", "on", {"on", "off"});
   (void)a.choice_or("retire", "deferred", {"deferred", "barrier"});
   (void)a.int_or("retire-capacity", 1, 1, 1 << 20);
   (void)a.bytes_or("workspace-cap", 0);

@@ -97,6 +97,10 @@ struct options {
   bool fuse_levels = true;
   /// Large x small steps (src/core/tiled.hpp) through tnrt's tiled streaming kernel.
   kernel_choice tiled_kernel = kernel_choice::automatic;
+  /// Compiled, tiled kernel timed: its plans with the coefficients in a shared-memory table
+  /// (tiled_run_table) are among the alternatives timed. false: the register layouts only (the A/B;
+  /// CLI --tiled-table off). Eager's rule never takes them.
+  bool tiled_table = true;
   /// Compiled: a step whose result is one element (a closed network's last step) of at least
   /// full_dot_min_terms terms is also timed through tnrt's full-contraction kernel
   /// (src/core/full_dot.hpp) and runs there when 3% faster than the library (`automatic`, the

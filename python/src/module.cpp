@@ -365,6 +365,7 @@ class py_context {
       else if (key == "full_dot") opt_.full_dot = choice_of(key, v);
       else if (key == "fuse_stage") opt_.fuse_stage = nb::cast<bool>(v);
       else if (key == "fuse_levels") opt_.fuse_levels = nb::cast<bool>(v);
+      else if (key == "tiled_table") opt_.tiled_table = nb::cast<bool>(v);
       else if (key == "algo_timing") opt_.library_algos = choice_of(key, v);
       else if (key == "gemm") opt_.gemm_lowering = choice_of(key, v);
       else if (key == "gemm_copies") opt_.gemm_copies = choice_of(key, v);

@@ -405,6 +405,18 @@ PY
     ncu-tiled) ncu --kernel-name regex:tiled_kernel --launch-skip 8 --launch-count 7 --set full --import-source no \
                  $bin/tnrt contract $ref --device cuda --mode eager --warmup 0 --repeat 1 > $out/ncu-tiled.txt 2>&1
                grep -E "tiled_kernel<|DRAM Throughput|Duration|Compute \(SM\) Throughput|Issue Slots Busy|Warp Cycles Per Issued|Achieved Occupancy|Executed Ipc A|No Eligible" $out/ncu-tiled.txt | head -80 ;;
+    tableab) # the tiled kernel's table plans (options::tiled_table, CLI --tiled-table) on and off, compiled,
+            # with its step profile: TABLEAB_NETS (suite names), TABLEAB_ARGS (more CLI options, e.g. --layout row)
+            ta=/tmp/tableab; mkdir -p $ta
+            for f in ${TABLEAB_NETS:-regular4-n70 lattice-10x10-d4}; do
+              F=$(fill_of $f)
+              for t in ${TABLEAB_ORDER:-on off}; do
+                echo "--- $f --tiled-table $t ${TABLEAB_ARGS:-}"
+                timeout 120 $bin/tnrt contract bench/suites/families/$f.json --device cuda --fill $F --mode compiled --tiled-table $t ${TABLEAB_ARGS:-} \
+                  --warmup 3 --repeat 20 --step-profile $ta/$f-$t.csv --json $ta/$f-$t.json 2>&1 | grep -E "^time|^kernels|^result|tnrt:"
+              done
+            done
+            tar -czf $out/tableab.tgz -C /tmp tableab ;;
     ncu-steps) # Nsight Compute on the slowest tiled steps of a memory-bound network, eager under one layout
             # (eager runs every tiled candidate with the rule's record): NCU_NET (suite name, default
             # regular4-n70), NCU_LAYOUT (row), NCU_SKIP/NCU_COUNT (tiled launches; under row, regular4-n70's

@@ -64,12 +64,14 @@ fusion_plan checked_fusion(const fusion_plan& planned, std::size_t steps, const 
 tiled_limits tiled_limits_of(const options& opt) {
   tiled_limits l;
   l.min_d_elements = opt.tiled_min_elements;
+  l.table_results = opt.tiled_table;  // for compiled's alternatives (describe_tiled_for turns it off)
   return l;
 }
 
 bool describe_tiled_for(const options& opt, const lowered_step& s, std::size_t element_bytes, const void* a, const void* b, void* d,
                         tiled_record& out) {
   tiled_limits l = tiled_limits_of(opt);
+  l.table_results = false;  // the rule takes the register layouts; compiled times the table's
   tiled_record rec;
   if (!describe_tiled(s, element_bytes, a, b, d, rec, l)) return false;
   if (opt.tiled_max_intensity > 0) {

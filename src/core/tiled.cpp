@@ -50,7 +50,7 @@ constexpr i64 int32_max = std::numeric_limits<std::int32_t>::max();
 }  // namespace
 
 std::size_t tiled_record::shared_bytes(std::size_t element_bytes) const noexcept {
-  return tiled_shared_bytes(tile_big, group, small_span, element_bytes);
+  return tiled_shared_bytes(tile_big, group, small_span, element_bytes, std::int64_t{table_rows} * tiled_k_max(k_count));
 }
 
 namespace {
@@ -361,6 +361,7 @@ bool vector_layout(tiled_record& r, std::size_t element_bytes, std::int32_t kind
   const int v = tiled_vec_d(element_bytes);
   if (v == 1 || kind == tiled_scalar) return false;
   if (kind == tiled_run_values && tiled_outputs(element_bytes, tiled_k_max(r.k_count)) % v != 0) return false;
+  const bool values = kind == tiled_run_values || kind == tiled_run_table;  // a run's values at fixed slot offsets
   tiled_record t = r;
   std::int32_t p = 1;
   int lead = 0;
@@ -406,7 +407,7 @@ bool vector_layout(tiled_record& r, std::size_t element_bytes, std::int32_t kind
     for (std::int32_t k = 0; k < t.k_count; ++k)
       if ((t.k_pack[k] & 0xFFFFU) % static_cast<std::uint32_t>(v) != 0) return false;
   }
-  if (kind == tiled_run_values) {  // each result's slot offset from its run's first (mixed radix)
+  if (values) {  // each result's slot offset from its run's first (mixed radix)
     int loads = 0;
     for (int u = 0; u < v; ++u) {
       std::int32_t rest = u, off = 0;
@@ -422,10 +423,28 @@ bool vector_layout(tiled_record& r, std::size_t element_bytes, std::int32_t kind
     // 6.8 ms without (H200, bench/results/2026-11-30-h200-vector/runs-all/ and tiled/).
     if (loads == v) return false;
   }
+  if (kind == tiled_run_table) {  // the table's rows: every combination of D's modes that Small has
+    std::int64_t rows = 1;
+    for (int j = 0; j < t.n_d; ++j) {
+      t.d_row[j] = 0;
+      if (t.d_small[j] == 0) continue;
+      t.d_row[j] = static_cast<std::int32_t>(rows);
+      rows *= t.d_extent[j];
+    }
+    if (rows * tiled_k_max(t.k_count) > tiled_max_table) return false;
+    t.table_rows = static_cast<std::int32_t>(rows);
+  }
   t.vec_kind = kind;
   t.vec_d = v;
   r = t;
   return true;
+}
+
+// Fewer tiles per stage until the record's shared memory fits the limit (run_table's table comes
+// after the stages were grouped).
+bool fit_shared(tiled_record& r, std::size_t element_bytes, const tiled_limits& limits) {
+  while (r.shared_bytes(element_bytes) > static_cast<std::size_t>(limits.max_shared_bytes) && r.group > 1) r.group /= 2;
+  return r.shared_bytes(element_bytes) <= static_cast<std::size_t>(limits.max_shared_bytes);
 }
 
 }  // namespace
@@ -434,6 +453,16 @@ bool describe_tiled(const lowered_step& s, std::size_t element_bytes, const void
                     const tiled_limits& limits) {
   tiled_record r;
   if (!plan_tiled(s, element_bytes, limits, tiled_scalar, r)) return false;
+  if (limits.vector_results && limits.table_results) {
+    // The table's larger tile (threads hold more results), when it still has runs and fits.
+    tiled_record wide;
+    if (plan_tiled(s, element_bytes, limits, tiled_run_table, wide) && vector_layout(wide, element_bytes, tiled_run_table) &&
+        fit_shared(wide, element_bytes, limits)) {
+      bind_tiled(wide, a, b, d);
+      out = wide;
+      return true;
+    }
+  }
   if (limits.vector_results) {
     if (tiled_record probe = r; vector_layout(probe, element_bytes, tiled_run_coefs)) {
       // Threads hold more results in this layout: plan the larger tile it allows, keep it when it
@@ -464,14 +493,18 @@ bool same_tiled_plan(const tiled_record& x, const tiled_record& y) noexcept {
 std::vector<tiled_record> tiled_alternatives(const lowered_step& s, std::size_t element_bytes, const tiled_limits& base, const tiled_record& chosen) {
   std::vector<tiled_record> out;
   for (const int order : {0, 1, 2})
-    for (const bool vector_results : {true, false}) {
+    for (const int results : {0, 1, 2}) {  // in runs, scalar, in runs from the table
+      const bool vector_results = results != 1;
       if (order == 2 && !vector_results) continue;
+      if (results == 2 && (!base.table_results || order == 2)) continue;
       tiled_limits l = base;
       l.contracted_first = order == 1;
       l.d_first = order == 2;
       l.vector_results = vector_results;
+      l.table_results = results == 2;
       tiled_record alt;
       if (!describe_tiled(s, element_bytes, nullptr, nullptr, nullptr, alt, l)) continue;
+      if (results == 2 && alt.vec_kind != tiled_run_table) continue;  // the same as a register layout
       bool seen = same_tiled_plan(alt, chosen);
       for (const tiled_record& x : out) seen = seen || same_tiled_plan(alt, x);
       if (!seen) out.push_back(alt);
@@ -497,6 +530,13 @@ void evaluate_tiled(const tiled_record& r) {
   for (std::int32_t j = 0; j < r.tile_big; ++j) big_off[static_cast<std::size_t>(j)] = tiled_index::big_offset(r, j);
   for (std::int32_t e = 0; e < r.tile_d; ++e) tiled_index::d_entry(r, e, d_off[static_cast<std::size_t>(e)], d_pack[static_cast<std::size_t>(e)]);
   std::vector<T> slab(static_cast<std::size_t>(r.tile_big));
+  // run_table's table, built as the kernel builds it (tiled_index::table_entry).
+  const int k_max = tiled_k_max(r.k_count);
+  std::vector<T> table(r.vec_kind == tiled_run_table ? static_cast<std::size_t>(r.table_rows) * static_cast<std::size_t>(k_max) : 0);
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const std::int32_t at = tiled_index::table_entry(r, static_cast<std::int32_t>(i), k_max);
+    table[i] = at < 0 ? T{} : small[at];
+  }
   for (std::int64_t t = 0; t < r.tile_count; ++t) {
     std::int64_t ob = 0, od = 0;
     tiled_index::outer_offsets(r, t, ob, od);
@@ -506,7 +546,7 @@ void evaluate_tiled(const tiled_record& r) {
       std::int64_t off = d_off[e];
       // The vector layouts take each run of vec_d results from its first one, as the kernel does.
       const std::size_t u = e % static_cast<std::size_t>(r.vec_d), e0 = e - u;
-      if (r.vec_kind == tiled_run_values) {
+      if (r.vec_kind == tiled_run_values || r.vec_kind == tiled_run_table) {
         slot = (d_pack[e0] & 0xFFFFU) + static_cast<std::uint32_t>(r.vec_slot[u]);
         off = d_off[e0] + static_cast<std::int64_t>(u);
       } else if (r.vec_kind == tiled_run_coefs) {
@@ -515,7 +555,12 @@ void evaluate_tiled(const tiled_record& r) {
         off = d_off[e0] + static_cast<std::int64_t>(u);
       }
       T acc{};
-      for (const std::uint32_t kp : k_pack) acc += slab[slot + (kp & 0xFFFFU)] * small[sm + (kp >> 16U)];
+      if (r.vec_kind == tiled_run_table) {  // the coefficients from the table, as the kernel reads them
+        const T* row = table.data() + static_cast<std::size_t>(tiled_index::table_row(r, static_cast<std::int32_t>(e))) * static_cast<std::size_t>(k_max);
+        for (std::size_t k = 0; k < k_pack.size(); ++k) acc += slab[slot + (k_pack[k] & 0xFFFFU)] * row[k];
+      } else {
+        for (const std::uint32_t kp : k_pack) acc += slab[slot + (kp & 0xFFFFU)] * small[sm + (kp >> 16U)];
+      }
       d[od + off] = acc;
     }
   }

@@ -73,7 +73,14 @@ constexpr int tiled_outputs(std::size_t element_bytes, int k_max) {
 ///   run_coefs:  the run's modes are free modes leading the slab too, so its results share their
 ///               coefficients and read their values as one 16-byte shared-memory load per
 ///               contracted combination (and a thread holds tiled_vec_d times as many results).
-enum tiled_vec_kind : std::int32_t { tiled_scalar = 0, tiled_run_values = 1, tiled_run_coefs = 2 };
+///   run_table:  run_values' layout, but the coefficients come from a table in shared memory
+///               (Small's values for every combination of D's modes that Small has, times the
+///               contracted combinations, K_MAX a row), not from registers: a thread then holds up
+///               to tiled_outputs_per_thread results however many combinations a result sums, and
+///               each of a run's results loads its value once per run and its coefficients as
+///               16-byte rows (regular4-n70's step 39: 32 combinations, one result a thread in the
+///               scalar layout, 32 shared loads a result; bench/results/2026-12-06l-h100-suite).
+enum tiled_vec_kind : std::int32_t { tiled_scalar = 0, tiled_run_values = 1, tiled_run_coefs = 2, tiled_run_table = 3 };
 
 /// Results per vector: 16 bytes' worth (1 for 16-byte elements, which store whole anyway).
 constexpr int tiled_vec_d(std::size_t element_bytes) {
@@ -82,9 +89,13 @@ constexpr int tiled_vec_d(std::size_t element_bytes) {
 
 inline constexpr int tiled_max_outputs_vec = 32;  // results per thread per tile, run_coefs (at most)
 
+/// Most elements of run_table's coefficient table (rows of the kernel's K_MAX).
+inline constexpr std::int64_t tiled_max_table = 4096;
+
 /// Results per thread per tile for a layout. run_coefs holds one coefficient set per vector, so
-/// tiled_vec_d times as many results in the same registers.
+/// tiled_vec_d times as many results in the same registers; run_table holds none.
 constexpr int tiled_outputs_for(std::size_t element_bytes, int k_max, std::int32_t vec_kind) {
+  if (vec_kind == tiled_run_table) return tiled_outputs_per_thread;
   const int n = tiled_outputs(element_bytes, k_max);
   if (vec_kind != tiled_run_coefs) return n;
   const int v = n * tiled_vec_d(element_bytes);
@@ -92,9 +103,12 @@ constexpr int tiled_outputs_for(std::size_t element_bytes, int k_max, std::int32
 }
 
 /// Dynamic shared memory of the kernel for slabs of `tile_big` elements, `group` tiles per stage,
-/// and Small's `small_span` elements: tiled_stages stages, rounded up to 16 bytes.
-constexpr std::size_t tiled_shared_bytes(std::int64_t tile_big, std::int64_t group, std::int64_t small_span, std::size_t element_bytes) {
-  const auto values = static_cast<std::size_t>(tiled_stages * group * tile_big + small_span) * element_bytes;
+/// Small's `small_span` elements and run_table's `table` elements (after 16 bytes of room to align
+/// it): tiled_stages stages, rounded up to 16 bytes.
+constexpr std::size_t tiled_shared_bytes(std::int64_t tile_big, std::int64_t group, std::int64_t small_span, std::size_t element_bytes,
+                                         std::int64_t table = 0) {
+  auto values = static_cast<std::size_t>(tiled_stages * group * tile_big + small_span) * element_bytes;
+  if (table > 0) values += 16U + static_cast<std::size_t>(table) * element_bytes;
   return (values + 15U) / 16U * 16U;
 }
 
@@ -117,6 +131,9 @@ struct tiled_limits {
   /// coefficients (tiled_run_coefs) where Big leads with a batch or contracted mode, at the cost of
   /// the 16-byte copies there. Ignored with contracted_first. Compiled `automatic` times it.
   bool d_first = false;
+  /// Plan run_table (coefficients from a shared-memory table) where D's tile allows runs; false
+  /// keeps the register layouts. Compiled `automatic` times it among the alternatives.
+  bool table_results = false;
 };
 
 struct tiled_record {
@@ -159,6 +176,11 @@ struct tiled_record {
   // slot (0 for s_free modes), stride in Small (0 for free modes).
   std::int32_t d_extent[tiled_max_modes] = {}, d_stride[tiled_max_modes] = {}, d_slot[tiled_max_modes] = {},
                d_small[tiled_max_modes] = {};
+  /// run_table: each D mode's weight in the table's row (0 for modes Small lacks); the table has
+  /// table_rows rows of tiled_k_max(k_count) elements (row r, combination k: Small at the offset of
+  /// row r's modes plus combination k's, 0 for k >= k_count).
+  std::int32_t d_row[tiled_max_modes] = {};
+  std::int32_t table_rows = 0;
   // Contracted modes: extent, weight in the slab's slot (0 when Big lacks it), stride in Small.
   std::int32_t k_extent[tiled_max_modes] = {}, k_slot[tiled_max_modes] = {}, k_small[tiled_max_modes] = {};
   // Every contracted combination's slab slot (low 16 bits) and offset in Small (high 16 bits): the
@@ -184,8 +206,9 @@ bool same_tiled_plan(const tiled_record& x, const tiled_record& y) noexcept;
 
 /// The other plans of a step worth timing against `chosen` (under `base` limits): the slab in Big's
 /// order, contracted modes first, or D's leading modes first (only with results in runs: it exists
-/// to make them share coefficients), each with results in runs and scalar; every one distinct from
-/// `chosen` and from each other (same_tiled_plan). Pointers unbound (bind_tiled).
+/// to make them share coefficients), each with results in runs and scalar, and (base.table_results)
+/// the first two with run_table; every one distinct from `chosen` and from each other
+/// (same_tiled_plan). Pointers unbound (bind_tiled).
 std::vector<tiled_record> tiled_alternatives(const lowered_step& s, std::size_t element_bytes, const tiled_limits& base, const tiled_record& chosen);
 
 /// Points a planned record at a step's operands (lhs `a`, rhs `b`, result `d`) without planning

@@ -34,6 +34,30 @@ TNRT_HOST_DEVICE inline void d_entry(const tiled_record& r, std::int32_t e, std:
   packed = static_cast<std::uint32_t>(slot) | (static_cast<std::uint32_t>(small) << 16U);
 }
 
+/// run_table: the table row of D's tile entry `e` (its digits of the modes Small has).
+TNRT_HOST_DEVICE inline std::int32_t table_row(const tiled_record& r, std::int32_t e) {
+  std::int32_t row = 0;
+  for (int i = 0; i < r.n_d; ++i) {
+    row += (e % r.d_extent[i]) * r.d_row[i];
+    e /= r.d_extent[i];
+  }
+  return row;
+}
+
+/// run_table: the offset in Small of table element `i` (row i / k_max, combination i % k_max), or
+/// -1 for a combination past k_count (the table holds 0 there).
+TNRT_HOST_DEVICE inline std::int32_t table_entry(const tiled_record& r, std::int32_t i, std::int32_t k_max) {
+  const std::int32_t k = i % k_max;
+  if (k >= r.k_count) return -1;
+  std::int32_t rest = i / k_max, off = static_cast<std::int32_t>(r.k_pack[k] >> 16U);
+  for (int j = 0; j < r.n_d; ++j) {
+    if (r.d_row[j] == 0) continue;
+    off += (rest % r.d_extent[j]) * r.d_small[j];
+    rest /= r.d_extent[j];
+  }
+  return off;
+}
+
 /// Contracted combination `k`: slab slot (low 16 bits) and offset in Small (high 16 bits).
 TNRT_HOST_DEVICE inline std::uint32_t k_entry(const tiled_record& r, std::int32_t k) {
   std::int32_t slot = 0, small = 0;

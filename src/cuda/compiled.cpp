@@ -1267,7 +1267,11 @@ std::vector<std::string> compiled_program::op_kernels() const {
     } else if (o.tiled) {
       const tiled_record& r = o.tiled_rec;
       std::string s = r.contracted_first != 0 ? "tiled k-first" : r.d_first != 0 ? "tiled d-first" : "tiled";
-      s += r.vec_kind == tiled_run_values ? " runs-values" : r.vec_kind == tiled_run_coefs ? " runs-coefs" : r.reuse != 0 ? " reuse" : "";
+      s += r.vec_kind == tiled_run_values  ? " runs-values"
+           : r.vec_kind == tiled_run_coefs ? " runs-coefs"
+           : r.vec_kind == tiled_run_table ? " runs-table"
+           : r.reuse != 0                  ? " reuse"
+                                           : "";
       out.push_back(s);
     } else {
       out.emplace_back(o.use_dot ? "dot" : o.use_gemm ? "cublas" : o.use_copies ? "cublas copies" : o.jit ? "library jit" : o.plan ? "library" : "copy");

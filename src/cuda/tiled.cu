@@ -132,18 +132,54 @@ __device__ __forceinline__ void load_values(const tiled_record& r, const T* sl, 
 //   values_mode: runs of VD adjacent results reading slab values at fixed offsets from the run's
 //     first (tiled_run_values; one load per run when the offsets are all 0);
 //   coefs_mode: runs of VD adjacent results sharing coefficients (tiled_run_coefs).
-enum : int { scalar_mode = 0, reuse_mode = 1, values_mode = 2, coefs_mode = 3 };
+//   table_mode: values_mode's runs, each result's coefficients read from the shared table
+//     (tiled_run_table) in 16-byte pieces instead of held in registers.
+enum : int { scalar_mode = 0, reuse_mode = 1, values_mode = 2, coefs_mode = 3, table_mode = 4 };
 // In the vector modes result e0 + u (e0 a multiple of VD, u < VD) of a tile is the thread's when
 // (e0 / VD) % threads is its index; results are stored 16 bytes at a time (vec_store).
 template <class T, int K_MAX, int MODE>
 struct results_of {
-  static constexpr bool vector = MODE == values_mode || MODE == coefs_mode;
+  static constexpr bool vector = MODE == values_mode || MODE == coefs_mode || MODE == table_mode;
   static constexpr int vd = vector ? tiled_vec_d(sizeof(T)) : 1;
-  static constexpr int outs =
-      tiled_outputs_for(sizeof(T), K_MAX, MODE == coefs_mode ? tiled_run_coefs : MODE == values_mode ? tiled_run_values : tiled_scalar);
+  static constexpr int outs = tiled_outputs_for(sizeof(T), K_MAX,
+                                                MODE == coefs_mode    ? tiled_run_coefs
+                                                : MODE == values_mode ? tiled_run_values
+                                                : MODE == table_mode  ? tiled_run_table
+                                                                      : tiled_scalar);
   static constexpr int runs = outs / vd;                 // vectors (or results) per thread
-  static constexpr int coefs = MODE == coefs_mode ? runs : outs;  // coefficient sets per thread
+  // Coefficient sets per thread (table_mode holds none: one unused set keeps the array legal).
+  static constexpr int coefs = MODE == coefs_mode ? runs : MODE == table_mode ? 1 : outs;
+  static constexpr int rows = MODE == table_mode ? outs : 1;  // table rows per thread (table_mode)
 };
+
+// sum_k v[k] * row[k] for a table row in shared memory (16-byte aligned, K_MAX elements, zeros past
+// k_count), read 16 bytes at a time where the row allows; four partial sums (K_MAX >= 8) shorten the
+// chain of dependent FMAs.
+template <class T, int K_MAX>
+__device__ __forceinline__ T dot_row(const T (&v)[K_MAX], const T* row) {
+  constexpr int parts = K_MAX >= 8 ? 4 : 1;
+  T part[parts];
+#pragma unroll
+  for (int i = 0; i < parts; ++i) part[i] = T{};
+  if constexpr ((sizeof(T) * K_MAX) % 16 == 0 && 16 % sizeof(T) == 0) {
+    constexpr int per = static_cast<int>(16 / sizeof(T));
+#pragma unroll
+    for (int c = 0; c < K_MAX / per; ++c) {
+      const uint4 w = reinterpret_cast<const uint4*>(row)[c];
+      T cc[per];
+      memcpy(cc, &w, 16);
+#pragma unroll
+      for (int i = 0; i < per; ++i) part[(c * per + i) % parts] += v[c * per + i] * cc[i];
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < K_MAX; ++k) part[k % parts] += v[k] * row[k];
+  }
+  T acc = part[0];
+#pragma unroll
+  for (int i = 1; i < parts; ++i) acc += part[i];
+  return acc;
+}
 
 template <class T, int K_MAX, int V, int MODE>
 __global__ void __launch_bounds__(threads, 2) tiled_kernel(const __grid_constant__ tiled_record r) {
@@ -163,6 +199,17 @@ __global__ void __launch_bounds__(threads, 2) tiled_kernel(const __grid_constant
   const int tid = static_cast<int>(threadIdx.x);
   const T* gsmall = static_cast<const T*>(r.small);
   for (int i = tid; i < r.small_span; i += threads) small[i] = gsmall[i];
+  // table_mode: the coefficient table after Small, 16-byte aligned (tiled_shared_bytes leaves the
+  // room), built from Small in global memory (tiled_index::table_entry, as evaluate_tiled builds it).
+  [[maybe_unused]] T* table = nullptr;
+  if constexpr (MODE == table_mode) {
+    const auto at = (reinterpret_cast<std::uintptr_t>(small + r.small_span) + 15U) & ~static_cast<std::uintptr_t>(15U);
+    table = reinterpret_cast<T*>(at);
+    for (int i = tid; i < r.table_rows * K_MAX; i += threads) {
+      const std::int32_t off = tiled_index::table_entry(r, i, K_MAX);
+      table[i] = off < 0 ? T{} : gsmall[off];
+    }
+  }
   std::int32_t big_off[copies];
 #pragma unroll
   for (int i = 0; i < copies; ++i) {
@@ -179,6 +226,7 @@ __global__ void __launch_bounds__(threads, 2) tiled_kernel(const __grid_constant
   std::int32_t d_off[runs];
   std::int32_t slot[runs];
   T coef[layout::coefs][K_MAX];
+  [[maybe_unused]] std::int32_t row_off[layout::rows];  // table_mode: each result's table row, times K_MAX
 #pragma unroll
   for (int j = 0; j < runs; ++j) {
     const int e0 = (tid + j * threads) * VD;
@@ -186,7 +234,10 @@ __global__ void __launch_bounds__(threads, 2) tiled_kernel(const __grid_constant
     d_off[j] = 0;
     if (e0 < r.tile_d) tiled_index::d_entry(r, e0, d_off[j], pack);
     slot[j] = static_cast<std::int32_t>(pack & 0xFFFFU);
-    if constexpr (MODE == values_mode) {
+    if constexpr (MODE == table_mode) {
+#pragma unroll
+      for (int u = 0; u < VD; ++u) row_off[j * VD + u] = e0 < r.tile_d ? tiled_index::table_row(r, e0 + u) * K_MAX : 0;
+    } else if constexpr (MODE == values_mode) {
 #pragma unroll
       for (int u = 0; u < VD; ++u) {
         std::int32_t off_u = 0;
@@ -229,7 +280,14 @@ __global__ void __launch_bounds__(threads, 2) tiled_kernel(const __grid_constant
           if ((tid + j * threads) * VD < r.tile_d) {
             T vals[VD];
             const T* sl = slab + slot[j];
-            if constexpr (MODE == values_mode) {
+            if constexpr (MODE == table_mode) {
+              T v[K_MAX];
+#pragma unroll
+              for (int u = 0; u < VD; ++u) {
+                if (u == 0 || r.vec_slot[u] != r.vec_slot[u - 1]) load_values<T, K_MAX>(r, sl + r.vec_slot[u], v);
+                vals[u] = dot_row<T, K_MAX>(v, table + row_off[j * VD + u]);
+              }
+            } else if constexpr (MODE == values_mode) {
               T v[K_MAX];
 #pragma unroll
               for (int u = 0; u < VD; ++u) {
@@ -354,6 +412,10 @@ void launch_as(const tiled_record& r, cudaStream_t stream) {
   if constexpr (sizeof(T) < 16) {
     if (r.vec_kind == tiled_run_coefs) {
       launch_kernel<T, K_MAX, V, coefs_mode>(r, stream);
+      return;
+    }
+    if (r.vec_kind == tiled_run_table) {
+      launch_kernel<T, K_MAX, V, table_mode>(r, stream);
       return;
     }
     if constexpr (tiled_outputs(sizeof(T), K_MAX) % tiled_vec_d(sizeof(T)) == 0) {

@@ -204,10 +204,13 @@ const tiled_limits device_limit_sets[] = {
     tiled_limits{48 * 1024, 1, 256, 64, 4096, 96 * 1024, 16 * 1024, false, false},
     // D's leading modes staged first
     tiled_limits{48 * 1024, 1, 256, 64, 8192, 96 * 1024, 16 * 1024, false, true, true},
+    // coefficients from a table in shared memory (run_table), Big's order and contracted modes first
+    tiled_limits{48 * 1024, 1, 256, 64, 8192, 96 * 1024, 16 * 1024, false, true, false, true},
+    tiled_limits{48 * 1024, 1, 4, 1, 8192, 96 * 1024, 2 * 1024, true, true, false, true},
 };
 
 struct device_counts {
-  int launched = 0, plans = 0, vectorized = 0, partial = 0, run_values = 0, run_coefs = 0, unaligned_d = 0, d_first = 0;
+  int launched = 0, plans = 0, vectorized = 0, partial = 0, run_values = 0, run_coefs = 0, unaligned_d = 0, d_first = 0, run_table = 0;
 };
 
 template <class T>
@@ -245,6 +248,7 @@ void tiled_steps_on_device(engine& eng, std::uint64_t seed, int count, device_co
         if (r.vec_kind == tiled_run_values) ++c.run_values;
         if (r.vec_kind == tiled_run_coefs) ++c.run_coefs;
         if (r.vec_kind == tiled_run_coefs && r.d_first != 0) ++c.d_first;
+        if (r.vec_kind == tiled_run_table) ++c.run_table;
         if (r.vec_kind != tiled_scalar && r.vec_store == 0) ++c.unaligned_d;
         kerntest::check_d<T>(l, d.host, want, bound, tol);
       }
@@ -270,8 +274,8 @@ TEST(CudaTiled, RandomStepsMatchEvaluateLowered) {
   tiled_steps_on_device<std::complex<float>>(eng, seed + 2, per_dtype, c);
   tiled_steps_on_device<std::complex<double>>(eng, seed + 3, per_dtype, c);
   std::printf("[tiled kernel] %d of %d plans launched and checked (%d with vector copies, %d with a partial last group of tiles, results in runs "
-              "by value offsets %d / sharing coefficients %d (%d with D's modes first), %d of those to an unaligned D)\n",
-              c.launched, c.plans, c.vectorized, c.partial, c.run_values, c.run_coefs, c.d_first, c.unaligned_d);
+              "by value offsets %d / sharing coefficients %d (%d with D's modes first) / from a table %d, %d of those to an unaligned D)\n",
+              c.launched, c.plans, c.vectorized, c.partial, c.run_values, c.run_coefs, c.d_first, c.run_table, c.unaligned_d);
   EXPECT_GT(c.launched, c.plans / 2);
   EXPECT_GT(c.vectorized, 20);
   EXPECT_GT(c.partial, 20);
@@ -279,6 +283,7 @@ TEST(CudaTiled, RandomStepsMatchEvaluateLowered) {
   EXPECT_GT(c.run_coefs, 20);
   EXPECT_GT(c.unaligned_d, 5);
   EXPECT_GT(c.d_first, 5);
+  EXPECT_GT(c.run_table, 20);
   eng.synchronize();
 }
 

@@ -155,6 +155,7 @@ def test_context_options_are_checked():
         _tnrt.Context(-1, {"full_dot": "on"})
     _tnrt.Context(-1, {"fuse_stage": False})
     _tnrt.Context(-1, {"fuse_levels": False})  # the fused launch's levels (CLI --fuse-levels)
+    _tnrt.Context(-1, {"tiled_table": False})  # the tiled kernel's table plans (CLI --tiled-table)
     for value in ("full", "tf32", "tf32x3"):
         _tnrt.Context(-1, {"precision": value})
     with pytest.raises(tnrt.UsageError, match="precision"):

@@ -300,13 +300,48 @@ inline void check_tiled_vec_results(const tiled_record& r, std::size_t element_b
     return;
   }
   ASSERT_TRUE(lim.vector_results) << "vector layout " << r.vec_kind << " though the limits ask for scalar results";
-  ASSERT_TRUE(r.vec_kind == tiled_run_values || r.vec_kind == tiled_run_coefs) << "vec_kind " << r.vec_kind;
+  ASSERT_TRUE(r.vec_kind == tiled_run_values || r.vec_kind == tiled_run_coefs || r.vec_kind == tiled_run_table) << "vec_kind " << r.vec_kind;
+  if (r.vec_kind == tiled_run_table) {
+    ASSERT_TRUE(lim.table_results) << "run_table though the limits do not ask for it";
+    // The table: a row for every combination of D's modes that Small has, weights the prefix
+    // products of those modes' extents; Small's offset of every entry of D's tile is its row's
+    // plus nothing else (the kernel reads coefficients only from the table).
+    i64 rows = 1;
+    for (int j = 0; j < r.n_d; ++j) {
+      if (r.d_small[j] == 0) {
+        EXPECT_EQ(r.d_row[j], 0) << "D entry " << j << " is absent from Small but has a table weight";
+        continue;
+      }
+      EXPECT_EQ(r.d_row[j], rows) << "D entry " << j;
+      rows *= r.d_extent[j];
+    }
+    ASSERT_EQ(rows, r.table_rows);
+    EXPECT_LE(rows * tiled_k_max(r.k_count), tiled_max_table);
+    const std::int32_t km = tiled_k_max(r.k_count);
+    for (std::int32_t e = 0; e < r.tile_d; ++e) {
+      std::int32_t off = 0;
+      std::uint32_t p = 0;
+      tiled_index::d_entry(r, e, off, p);
+      const std::int32_t row = tiled_index::table_row(r, e);
+      ASSERT_LT(row, r.table_rows);
+      for (std::int32_t k = 0; k < km; ++k) {
+        const std::int32_t at = tiled_index::table_entry(r, row * km + k, km);
+        if (k >= r.k_count) {
+          ASSERT_EQ(at, -1);
+        } else {
+          ASSERT_EQ(at, static_cast<std::int32_t>((p >> 16U) + (r.k_pack[k] >> 16U))) << "result " << e << ", combination " << k;
+        }
+      }
+    }
+  } else {
+    EXPECT_EQ(r.table_rows, 0);
+  }
   const std::int32_t v = r.vec_d;
   ASSERT_EQ(static_cast<std::size_t>(v) * element_bytes, 16U) << "vec_d " << v;
   ASSERT_EQ(r.tile_d % v, 0);
   EXPECT_EQ(r.vec_store, reinterpret_cast<std::uintptr_t>(r.d) % 16 == 0 ? 1 : 0) << "16-byte stores exactly when D is aligned";
-  if (r.vec_kind == tiled_run_values) {
-    ASSERT_EQ(tiled_outputs(element_bytes, tiled_k_max(r.k_count)) % v, 0) << "a thread's results must be whole vectors";
+  if (r.vec_kind == tiled_run_values || r.vec_kind == tiled_run_table) {
+    ASSERT_EQ(tiled_outputs_for(element_bytes, tiled_k_max(r.k_count), r.vec_kind) % v, 0) << "a thread's results must be whole vectors";
     // The kernel loads a result's values as vectors when k_dense: every offset keeps that alignment.
     if (r.k_dense != 0) {
       for (std::int32_t u = 0; u < v; ++u) ASSERT_EQ(r.vec_slot[u] % r.k_count, 0) << "vec_slot[" << u << "] " << r.vec_slot[u];
@@ -329,7 +364,7 @@ inline void check_tiled_vec_results(const tiled_record& r, std::size_t element_b
       std::uint32_t p = 0;
       tiled_index::d_entry(r, e0 + u, off, p);
       ASSERT_EQ(off, off0 + u) << "results " << e0 << ".." << e0 + v - 1 << " are not adjacent in D";
-      if (r.vec_kind == tiled_run_values) {
+      if (r.vec_kind == tiled_run_values || r.vec_kind == tiled_run_table) {
         ASSERT_EQ(p & 0xFFFFU, (p0 & 0xFFFFU) + static_cast<std::uint32_t>(r.vec_slot[u]))
             << "result " << e0 + u << ": slot not at its run's offset " << r.vec_slot[u];
       } else {

@@ -71,12 +71,14 @@ const named_limits limit_sets[] = {
     {"contig 4, contracted first, small stages", tiled_limits{48 * 1024, 1, 4, 1, 8192, 96 * 1024, 2 * 1024, true}},
     {"contig 256, scalar results", tiled_limits{48 * 1024, 1, 256, 64, 8192, 96 * 1024, 16 * 1024, false, false}},
     {"contig 256, D's leading modes first", tiled_limits{48 * 1024, 1, 256, 64, 8192, 96 * 1024, 16 * 1024, false, true, true}},
+    {"contig 256, coefficients from a table", tiled_limits{48 * 1024, 1, 256, 64, 8192, 96 * 1024, 16 * 1024, false, true, false, true}},
+    {"contig 4, contracted first, table, small stages", tiled_limits{48 * 1024, 1, 4, 1, 8192, 96 * 1024, 2 * 1024, true, true, false, true}},
 };
 
 struct tiled_stats {
   int steps = 0, accepted = 0, refused_expected = 0, refused_within = 0;
   int multi_tile = 0, split = 0, small_is_rhs = 0, batch = 0, one_sided = 0, diagonal = 0, contracted = 0, vector_copies = 0, grouped = 0, partial_group = 0;
-  int run_values = 0, run_coefs = 0, d_first_coefs = 0;
+  int run_values = 0, run_coefs = 0, d_first_coefs = 0, run_table = 0;
 };
 
 // The lowered operand without its stride-0 (broadcast) modes: the elements it really holds.
@@ -173,6 +175,7 @@ void check_tiled_step(std::mt19937_64& rng, const kerntest::step_case& sc, const
     if (r.vec_kind == tiled_run_values) ++st.run_values;
     if (r.vec_kind == tiled_run_coefs) ++st.run_coefs;
     if (r.vec_kind == tiled_run_coefs && r.d_first != 0) ++st.d_first_coefs;
+    if (r.vec_kind == tiled_run_table) ++st.run_table;
     if (r.group > 1) ++st.grouped;
     if (r.group > 1 && r.tile_count % r.group != 0) ++st.partial_group;
   }
@@ -202,9 +205,10 @@ TEST(Tiled, RandomStepsMatchEvaluateLowered) {
   const int plans = st.steps * static_cast<int>(std::size(limit_sets));
   std::printf("[tiled] %d steps, %d plans: %d accepted and checked (several tiles %d, split free mode %d, small is rhs %d, batch %d, one-sided sums %d, "
               "diagonals %d, contracted %d, vector copies %d, tiles grouped %d, a partial last group %d, results in runs by value offsets %d / "
-              "sharing coefficients %d (%d of them with D's modes first)), %d refused as expected, %d refused though the roles fit\n",
+              "sharing coefficients %d (%d of them with D's modes first) / from a table %d), %d refused as expected, %d refused though the roles fit\n",
               st.steps, plans, st.accepted, st.multi_tile, st.split, st.small_is_rhs, st.batch, st.one_sided, st.diagonal, st.contracted,
-              st.vector_copies, st.grouped, st.partial_group, st.run_values, st.run_coefs, st.d_first_coefs, st.refused_expected, st.refused_within);
+              st.vector_copies, st.grouped, st.partial_group, st.run_values, st.run_coefs, st.d_first_coefs, st.run_table, st.refused_expected,
+              st.refused_within);
   EXPECT_EQ(st.steps, 4 * per_dtype);
   EXPECT_EQ(st.refused_within, 0) << "steps within the limits (small operands, few modes) must be taken";
   EXPECT_GT(st.accepted, plans / 2) << "too few plans accepted: the test would pass vacuously";
@@ -219,6 +223,7 @@ TEST(Tiled, RandomStepsMatchEvaluateLowered) {
   EXPECT_GT(st.run_values, 50);
   EXPECT_GT(st.run_coefs, 50);
   EXPECT_GT(st.d_first_coefs, 10);
+  EXPECT_GT(st.run_table, 50);
   EXPECT_GT(st.refused_expected, 50);
 }
 
