@@ -360,6 +360,8 @@ bool plan_tiled(const lowered_step& s, std::size_t element_bytes, const tiled_li
 bool vector_layout(tiled_record& r, std::size_t element_bytes, std::int32_t kind) {
   const int v = tiled_vec_d(element_bytes);
   if (v == 1 || kind == tiled_scalar) return false;
+  // run_table: f32 with at least 8 combinations a result (the kernel is built for those alone).
+  if (kind == tiled_run_table && (element_bytes != 4 || tiled_k_max(r.k_count) < 8)) return false;
   if (kind == tiled_run_values && tiled_outputs(element_bytes, tiled_k_max(r.k_count)) % v != 0) return false;
   const bool values = kind == tiled_run_values || kind == tiled_run_table;  // a run's values at fixed slot offsets
   tiled_record t = r;

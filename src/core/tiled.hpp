@@ -80,6 +80,8 @@ constexpr int tiled_outputs(std::size_t element_bytes, int k_max) {
 ///               each of a run's results loads its value once per run and its coefficients as
 ///               16-byte rows (regular4-n70's step 39: 32 combinations, one result a thread in the
 ///               scalar layout, 32 shared loads a result; bench/results/2026-12-06l-h100-suite).
+///               Planned for f32 with at least 8 combinations a result only (the kernel's
+///               instantiations for the rest would grow every binary that links it).
 enum tiled_vec_kind : std::int32_t { tiled_scalar = 0, tiled_run_values = 1, tiled_run_coefs = 2, tiled_run_table = 3 };
 
 /// Results per vector: 16 bytes' worth (1 for 16-byte elements, which store whole anyway).

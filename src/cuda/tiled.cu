@@ -414,9 +414,11 @@ void launch_as(const tiled_record& r, cudaStream_t stream) {
       launch_kernel<T, K_MAX, V, coefs_mode>(r, stream);
       return;
     }
-    if (r.vec_kind == tiled_run_table) {
-      launch_kernel<T, K_MAX, V, table_mode>(r, stream);
-      return;
+    if constexpr (sizeof(T) == 4 && K_MAX >= 8) {  // run_table is planned for these alone (binary size)
+      if (r.vec_kind == tiled_run_table) {
+        launch_kernel<T, K_MAX, V, table_mode>(r, stream);
+        return;
+      }
     }
     if constexpr (tiled_outputs(sizeof(T), K_MAX) % tiled_vec_d(sizeof(T)) == 0) {
       if (r.vec_kind == tiled_run_values) {

@@ -41,6 +41,9 @@ struct tiled_gen {
   i64 max_small = 1 << 11;     // Small's elements
   int percent_large_free = 20;  // a free mode takes a large extent (16 .. 128, some prime)
   int percent_diagonal = 6;
+  /// Steps for run_table (f32 plans with 8 to 64 contracted combinations): one to three s_free
+  /// modes, two to four contracted ones, no one-sided sums, diagonals or extent-1 modes.
+  bool table_like = false;
 };
 
 namespace detail {
@@ -55,12 +58,13 @@ inline step_case random_tiled_step(std::mt19937_64& rng, tiled_expectation& ex, 
   static constexpr i64 large[] = {16, 24, 32, 48, 64, 96, 128, 67, 100, 37};
   for (;;) {
     step_case s;
-    const int n_free = static_cast<int>(rng() % 6);
-    const int n_batch = static_cast<int>(rng() % 3);
-    const int n_sfree = static_cast<int>(rng() % 4);
-    const int n_con = static_cast<int>(rng() % 4);
-    const int n_sum_big = rng() % 4 == 0 ? 1 : 0;
-    const int n_sum_small = rng() % 4 == 0 ? 1 : 0;
+    const bool tl = g.table_like;
+    const int n_free = static_cast<int>(rng() % 6) + (tl ? 1 : 0);
+    const int n_batch = static_cast<int>(rng() % (tl ? 2 : 3));
+    const int n_sfree = static_cast<int>(rng() % (tl ? 3 : 4)) + (tl ? 1 : 0);
+    const int n_con = static_cast<int>(rng() % (tl ? 3 : 4)) + (tl ? 2 : 0);
+    const int n_sum_big = !tl && rng() % 4 == 0 ? 1 : 0;
+    const int n_sum_small = !tl && rng() % 4 == 0 ? 1 : 0;
     const int n = n_free + n_batch + n_sfree + n_con + n_sum_big + n_sum_small;
     std::vector<label_t> pool(static_cast<std::size_t>(n));
     std::iota(pool.begin(), pool.end(), label_t{0});
@@ -74,7 +78,7 @@ inline step_case random_tiled_step(std::mt19937_64& rng, tiled_expectation& ex, 
     auto take = [&](int count, bool in_big, bool in_small, bool in_d, auto extent_of) {
       for (int i = 0; i < count; ++i) {
         const label_t l = pool[next++];
-        const i64 x = rng() % 8 == 0 ? 1 : extent_of();
+        const i64 x = !g.table_like && rng() % 8 == 0 ? 1 : extent_of();
         s.extents[static_cast<std::size_t>(l)] = x;
         space *= x;
         if (in_big) {
@@ -104,6 +108,7 @@ inline step_case random_tiled_step(std::mt19937_64& rng, tiled_expectation& ex, 
     take(n_sum_big, true, false, false, [&] { return pick(2, 3); });
     take(n_sum_small, false, true, false, [&] { return pick(2, 3); });
     if (e.big_elements > g.max_big || space > g.max_space || small_elems > g.max_small) continue;
+    if (g.table_like && (e.k_count < 8 || e.k_count > 64)) continue;
     auto has_repeat = [](std::vector<label_t> v) {
       std::sort(v.begin(), v.end());
       return std::adjacent_find(v.begin(), v.end()) != v.end();

@@ -182,11 +182,11 @@ void check_tiled_step(std::mt19937_64& rng, const kerntest::step_case& sc, const
 }
 
 template <class T>
-void random_tiled_steps(std::uint64_t seed, int count, tiled_stats& st) {
+void random_tiled_steps(std::uint64_t seed, int count, tiled_stats& st, const kerntest::tiled_gen& g = {}) {
   std::mt19937_64 rng(seed);
   for (int i = 0; i < count; ++i) {
     kerntest::tiled_expectation ex;
-    const kerntest::step_case sc = kerntest::random_tiled_step(rng, ex);
+    const kerntest::step_case sc = kerntest::random_tiled_step(rng, ex, g);
     check_tiled_step<T>(rng, sc, ex, std::string(kerntest::type_name<T>()) + " seed " + std::to_string(seed) + " step #" + std::to_string(i), st);
     if (::testing::Test::HasFailure()) return;
   }
@@ -223,8 +223,27 @@ TEST(Tiled, RandomStepsMatchEvaluateLowered) {
   EXPECT_GT(st.run_values, 50);
   EXPECT_GT(st.run_coefs, 50);
   EXPECT_GT(st.d_first_coefs, 10);
-  EXPECT_GT(st.run_table, 50);
+  EXPECT_GT(st.run_table, 2);  // f32 with 8+ combinations is rare here: TableLikeSteps covers it
   EXPECT_GT(st.refused_expected, 50);
+}
+
+// run_table: f32 steps with 8 to 64 contracted combinations and s_free modes (the generator's
+// table_like shapes), under every limit set; the table plans (coefficients from a shared-memory
+// table built by tiled_index::table_entry) must match evaluate_lowered like the others, and the
+// table's rows must give every result Small's offsets (check_tiled_vec_results).
+TEST(Tiled, TableLikeStepsMatchEvaluateLowered) {
+  const std::uint64_t seed = 515151;
+  const int count = 300;
+  kerntest::tiled_gen g;
+  g.table_like = true;
+  g.max_small = 1 << 12;
+  tiled_stats st;
+  random_tiled_steps<float>(seed, count, st, g);
+  std::printf("[tiled table] seed %llu, %d f32 steps: %d plans accepted, %d from a table, %d in runs by value offsets, %d sharing coefficients\n",
+              static_cast<unsigned long long>(seed), count, st.accepted, st.run_table, st.run_values, st.run_coefs);
+  EXPECT_EQ(st.steps, count);
+  EXPECT_EQ(st.refused_within, 0);
+  EXPECT_GT(st.run_table, 30) << "too few table plans: the test would pass vacuously";
 }
 
 // ---- coalescing on steps shaped like the reference network's -------------------------------------
