@@ -56,7 +56,7 @@ for s in "$@"; do
            # A skipped test counts as failed: without cuTENSOR unpacked the programs skip and exit 0.
            failed=""
            [[ -e /opt/tnrt-deps/lib/libcutensor.so.2 ]] || failed=" (cuTENSOR not unpacked)"
-           compgen -G "$bin/test_cuda_*" > /dev/null || failed="$failed (no test programs: carry .gpu-bin/bin-tests.tar.xz)"
+           compgen -G "$bin/test_cuda_*" > /dev/null || failed="$failed (no test programs: carry .gpu-bin/bin-tests-a.tar.xz and -b, a call each)"
            for t in $bin/test_cuda_*; do
              echo "--- $t"; timeout 300 $t --gtest_brief=1 > /tmp/t.log 2>&1; rc=$?
              tail -25 /tmp/t.log; grep -E "^\[  FAILED  \]|^\[  SKIPPED \]" /tmp/t.log; echo "rc=$rc"
