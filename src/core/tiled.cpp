@@ -505,8 +505,8 @@ std::vector<tiled_record> tiled_alternatives(const lowered_step& s, std::size_t 
       l.vector_results = vector_results;
       l.table_results = results == 2;
       tiled_record alt;
+      // (Where no table plan fits, describe_tiled gives the register layout: a plan already seen.)
       if (!describe_tiled(s, element_bytes, nullptr, nullptr, nullptr, alt, l)) continue;
-      if (results == 2 && alt.vec_kind != tiled_run_table) continue;  // the same as a register layout
       bool seen = same_tiled_plan(alt, chosen);
       for (const tiled_record& x : out) seen = seen || same_tiled_plan(alt, x);
       if (!seen) out.push_back(alt);
