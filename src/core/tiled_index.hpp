@@ -9,15 +9,18 @@
 
 namespace tnrt::tiled_index {
 
-/// Offset in Big (relative to the tile's base) of slab slot `j`.
-TNRT_HOST_DEVICE inline std::int32_t big_offset(const tiled_record& r, std::int32_t j) {
+/// sum_i digit_i(j) * weight[i], j's digits in the mixed radix `extent` (first fastest), n digits.
+TNRT_HOST_DEVICE inline std::int32_t mixed_radix(const std::int32_t* extent, const std::int32_t* weight, int n, std::int32_t j) {
   std::int32_t off = 0;
-  for (int i = 0; i < r.n_big; ++i) {
-    off += (j % r.big_extent[i]) * r.big_stride[i];
-    j /= r.big_extent[i];
+  for (int i = 0; i < n; ++i) {
+    off += (j % extent[i]) * weight[i];
+    j /= extent[i];
   }
   return off;
 }
+
+/// Offset in Big (relative to the tile's base) of slab slot `j`.
+TNRT_HOST_DEVICE inline std::int32_t big_offset(const tiled_record& r, std::int32_t j) { return mixed_radix(r.big_extent, r.big_stride, r.n_big, j); }
 
 /// Entry `e` of D's tile: its offset in D (relative to the tile's base), and packed into one word
 /// its slab slot (low 16 bits) and its offset in Small (high 16 bits).
@@ -35,14 +38,7 @@ TNRT_HOST_DEVICE inline void d_entry(const tiled_record& r, std::int32_t e, std:
 }
 
 /// run_table: the table row of D's tile entry `e` (its digits of the modes Small has).
-TNRT_HOST_DEVICE inline std::int32_t table_row(const tiled_record& r, std::int32_t e) {
-  std::int32_t row = 0;
-  for (int i = 0; i < r.n_d; ++i) {
-    row += (e % r.d_extent[i]) * r.d_row[i];
-    e /= r.d_extent[i];
-  }
-  return row;
-}
+TNRT_HOST_DEVICE inline std::int32_t table_row(const tiled_record& r, std::int32_t e) { return mixed_radix(r.d_extent, r.d_row, r.n_d, e); }
 
 /// run_table: the offset in Small of table element `i` (row i / k_max, combination i % k_max), or
 /// -1 for a combination past k_count (the table holds 0 there).
