@@ -830,6 +830,27 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
     return best;
   };
   const bool time_algos = opt_.library_algos == kernel_choice::automatic;
+  // Times cuTENSOR's plan of `algo` (its `rank`-th kernel by cuTENSOR's ranking) for op o where the
+  // step's workspace holds it; it becomes `keep`, and its time `best`, when at least 3% faster than
+  // `best`. o.plan is left on the plan timed last. false: cuTENSOR has no such plan.
+  auto try_plan = [&](op& o, const lowered_step& low, int algo, int rank, float& best, std::shared_ptr<device::library_plan>& keep) {
+    std::shared_ptr<device::library_plan> alt;
+    try {
+      alt = eng_->plan_with_algo(low, p.type, algo, rank);
+    } catch (const error&) {
+      return false;  // not supported for this step
+    }
+    if (alt->workspace_bytes() <= o.workspace_bytes) {
+      if (rank > 0) ++kernel_rank_trials_;
+      o.plan = alt;
+      const float t = time_op(o);
+      if (t < best * 0.97F) {
+        best = t;
+        keep = alt;
+      }
+    }
+    return true;
+  };
   for (op& o : ops_) {
     if (!o.tiled || !o.plan) continue;
     float with_kernel = time_op(o);
@@ -853,22 +874,8 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
       const std::shared_ptr<device::library_plan> original = o.plan;
       std::shared_ptr<device::library_plan> keep = original;
       const lowered_step& low = c.plan.lowered[static_cast<std::size_t>(o.step)];
-      for (int algo : {-4, -3, -2}) {  // GETT, TGETT, TTGT
-        if (algo == opt_.algo) continue;
-        std::shared_ptr<device::library_plan> alt;
-        try {
-          alt = eng_->plan_with_algo(low, p.type, algo, 0);
-        } catch (const error&) {
-          continue;  // not supported for this step
-        }
-        if (alt->workspace_bytes() > o.workspace_bytes) continue;
-        o.plan = alt;
-        const float t = time_op(o);
-        if (t < with_library * 0.97F) {
-          with_library = t;
-          keep = alt;
-        }
-      }
+      for (int algo : {-4, -3, -2})  // GETT, TGETT, TTGT
+        if (algo != opt_.algo) (void)try_plan(o, low, algo, 0, with_library, keep);
       o.algos_timed = true;  // the library loop below need not time them again
       o.plan = keep;
       if (with_kernel < with_library) {
@@ -906,33 +913,15 @@ void compiled_program::choose_kernels_by_timing(const problem& p, const step_cho
       // Candidate (algorithm, kernel rank) pairs: each algorithm's first-ranked kernel, then, on a
       // step still slow enough, the runners-up of cuTENSOR's own ranking (options::kernel_ranks).
       // A rank past the algorithm's last kernel fails to plan and ends that algorithm's ranks.
-      auto try_plan = [&](int algo, int rank) {  // false: no such plan
-        std::shared_ptr<device::library_plan> alt;
-        try {
-          alt = eng_->plan_with_algo(low, p.type, algo, rank);
-        } catch (const error&) {
-          return false;  // not supported for this step
-        }
-        if (alt->workspace_bytes() <= o.workspace_bytes) {
-          if (rank > 0) ++kernel_rank_trials_;
-          o.plan = alt;
-          const float t = time_op(o);
-          if (t < best * 0.97F) {
-            best = t;
-            keep = alt;
-          }
-        }
-        return true;
-      };
       for (int algo : {-4, -3, -2})  // GETT, TGETT, TTGT
-        if (algo != opt_.algo) (void)try_plan(algo, 0);
+        if (algo != opt_.algo) (void)try_plan(o, low, algo, 0, best, keep);
       if (opt_.kernel_ranks > 0 && best >= opt_.kernel_rank_min_ms) {
         const std::shared_ptr<device::library_plan> before_ranks = keep;
         const int algos[] = {opt_.algo, -4, -3, -2};
         for (int i = 0; i < 4; ++i) {
           if (i > 0 && algos[i] == opt_.algo) continue;  // the options' algorithm came first
           for (int rank = 1; rank <= opt_.kernel_ranks; ++rank)
-            if (!try_plan(algos[i], rank)) break;
+            if (!try_plan(o, low, algos[i], rank, best, keep)) break;
         }
         if (keep != before_ranks) ++kernel_ranks_chosen_;
       }
