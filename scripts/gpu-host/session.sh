@@ -57,13 +57,16 @@ for s in "$@"; do
            failed=""
            [[ -e /opt/tnrt-deps/lib/libcutensor.so.2 ]] || failed=" (cuTENSOR not unpacked)"
            compgen -G "$bin/test_cuda_*" > /dev/null || failed="$failed (no test programs: carry .gpu-bin/bin-tests-a.tar.xz and -b, a call each)"
+           # The thirteen logs go back as one archive: a call returns at most eight files of $OUT.
+           tl=/tmp/tests-logs; rm -rf $tl; mkdir -p $tl
            for t in $bin/test_cuda_*; do
              echo "--- $t"; timeout 300 $t --gtest_brief=1 > /tmp/t.log 2>&1; rc=$?
              tail -25 /tmp/t.log; grep -E "^\[  FAILED  \]|^\[  SKIPPED \]" /tmp/t.log; echo "rc=$rc"
-             xz -c /tmp/t.log > $out/tests-$(basename $t).log.xz  # whole, with what each test prints
+             cp /tmp/t.log $tl/$(basename $t).log  # whole, with what each test prints
              grep -qE "^\[  SKIPPED \]" /tmp/t.log && rc=skipped
              [[ $rc == 0 ]] || failed="$failed $(basename $t)($rc)"
            done
+           tar -cJf $out/tests-logs.txz -C /tmp tests-logs
            if [[ -z $failed ]]; then echo "TESTS: every program passed"; else echo "TESTS FAILED:$failed"; fi ;;
     api) echo "--- test_cuda_api"; timeout 400 $bin/test_cuda_api 2>&1 | grep -E "^\[api\]|OK|FAILED|Failure|Expected|Which is|error|PASSED" | head -40
          echo "--- api overhead"; timeout 120 $bin/tnrt_api_overhead $ref --calls 300 2>&1 | tail -10 ;;
@@ -87,6 +90,9 @@ for s in "$@"; do
             # The suite in one sitting in four calls of under 600 s (tnrt's three variants, then the peers
             # in three parts; merge the four fam.tgz with bench/harness.py --merge). On 2026-12-04 tnrt
             # took 248 s, the chain/lm/mpo/mps peers 244 s, and the other peers did not finish in 300 s.
+            # On an H100 on 2026-12-06 fam-peers1 took 255 s, fam-peers2 182 s and fam-peers3 about
+            # 220 s: the three together can pass a call's 600 s; run peers1 and peers2 in one call and
+            # peers3 in the next.
             peer_args="--skip-tnrt --only=torch --only=torch?graph --only=cuTensorNet --skip-peak --no-bandwidth --timeout 60"
             case $s in
               fam-tnrt) fa="--skip-peers --only=eager --only=compiled --timeout 60"; fb=240  # FAM_TNRT_STATIC=0: no 'compiled static'
