@@ -33,6 +33,7 @@ import hashlib
 import json
 import os
 import re
+import select
 import shlex
 import shutil
 import signal
@@ -280,6 +281,74 @@ class Runner:
     def __init__(self) -> None:
         self.child: subprocess.Popen | None = None
         self.stopping = False
+        self.servers: dict[str, subprocess.Popen] = {}  # --peer-server: one peers/serve.py per variant
+
+    def serve(self, key: str, cmd: list[str], timeout: float, stdout_path: str, stderr_path: str,
+              env=None) -> dict:
+        """Run cmd ([python, script, args...]) as a job of the long-lived server `key`
+        (bench/peers/serve.py), started on first use with cmd's python and env. The result has
+        Runner.run's keys plus served=True and the server's pid; a job past its timeout kills the
+        server (the next job starts another), and a server that exits mid-job (os._exit) gives
+        its exit status as the job's."""
+        t0 = time.monotonic()
+        srv = self.servers.get(key)
+        if srv is None or srv.poll() is not None:
+            log = os.path.join(os.path.dirname(stdout_path), f"server-{slug(key)}.log")
+            try:
+                with open(log, "a", encoding="utf-8") as err:
+                    srv = subprocess.Popen([cmd[0], os.path.join(HERE, "peers", "serve.py")], stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE, stderr=err, cwd=ROOT, env=env,
+                                           start_new_session=True, bufsize=0)
+            except OSError as exc:
+                return {"rc": None, "timed_out": False, "wall_s": 0.0, "spawn_error": str(exc)}
+            self.servers[key] = srv
+        job = {"script": cmd[1], "argv": cmd[2:], "stdout": os.path.abspath(stdout_path),
+               "stderr": os.path.abspath(stderr_path)}
+        self.child = srv
+        rc, timed_out = None, False
+        try:
+            srv.stdin.write((json.dumps(job) + "\n").encode())
+            deadline = t0 + timeout
+            buf = b""
+            while rc is None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    timed_out = True
+                    self.kill()
+                    break
+                ready, _, _ = select.select([srv.stdout], [], [], min(left, 1.0))
+                if not ready:
+                    if self.stopping:
+                        break
+                    continue
+                chunk = os.read(srv.stdout.fileno(), 4096)
+                if not chunk:  # the server ended during the job
+                    rc = srv.wait()
+                    break
+                buf += chunk
+                while b"\n" in buf and rc is None:
+                    line, buf = buf.split(b"\n", 1)
+                    try:
+                        rc = int(json.loads(line)["rc"])
+                    except (ValueError, KeyError, TypeError):
+                        pass  # not a reply: a stray line on the server's stdout
+        except (BrokenPipeError, OSError):
+            rc = srv.poll()
+        finally:
+            self.child = None
+        if timed_out or srv.poll() is not None:
+            self.servers.pop(key, None)
+        return {"rc": rc, "timed_out": timed_out, "wall_s": time.monotonic() - t0, "served": True,
+                "server_pid": srv.pid}
+
+    def close_servers(self) -> None:
+        for srv in self.servers.values():
+            try:
+                srv.stdin.close()
+                srv.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self._killpg(srv)
+        self.servers.clear()
 
     def run(self, cmd: list[str], timeout: float, stdout_path: str, stderr_path: str, env=None) -> dict:
         t0 = time.monotonic()
@@ -301,7 +370,16 @@ class Runner:
         return {"rc": rc, "timed_out": timed_out, "wall_s": time.monotonic() - t0}
 
     def kill(self) -> None:
-        c = self.child
+        self._killpg(self.child)
+
+    def kill_all(self) -> None:
+        """On a signal: the job running and every server."""
+        self.kill()
+        for srv in list(self.servers.values()):
+            self._killpg(srv)
+
+    @staticmethod
+    def _killpg(c: subprocess.Popen | None) -> None:
         if c is None or c.poll() is not None:
             return
         try:
@@ -966,6 +1044,11 @@ def main(argv: list[str] | None = None) -> int:
                     "(repeatable); problems with --problem")
     ap.add_argument("--problem", action="append", default=[], help="run only problems matching this glob")
     ap.add_argument("--skip-peers", action="store_true")
+    ap.add_argument("--peer-server", action="append", default=[], metavar="GLOB",
+                    help="run the jobs of the peers matching this glob (repeatable) in one long-lived process "
+                         "per peer (bench/peers/serve.py) instead of a process per job: Python's start, the "
+                         "imports and the CUDA context are paid once; each job's device caches are dropped "
+                         "after it. Not for peers that preallocate the GPU (JAX) beside others")
     ap.add_argument("--skip-tnrt", action="store_true")
     ap.add_argument("--no-bandwidth", action="store_true", help="do not measure bandwidth (no byte floor)")
     ap.add_argument("--skip-peak", action="store_true", help="do not measure the GEMM peaks (no flop floor)")
@@ -1107,7 +1190,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def on_signal(signum, _frame):
         runner.stopping = True
-        runner.kill()
+        runner.kill_all()
         sys.stderr.write(f"\nharness: signal {signum}: stopping after writing what was measured\n")
 
     signal.signal(signal.SIGTERM, on_signal)
@@ -1119,6 +1202,8 @@ def main(argv: list[str] | None = None) -> int:
            "environment": {"gpu": gpu, "git": git_info(), "host": os.uname().nodename,
                            "python": sys.version.split()[0], "pinned_cpus": sorted(cpus) if cpus else None},
            "versions": {}, "bandwidth": None, "gemm_peak": None, "records": [], "rooflines": [], "rows": []}
+    if args.peer_server:
+        doc["peer_server"] = list(args.peer_server)
     if tnrt is None and variants:
         sys.stderr.write("harness: no tnrt binary found (build it, or pass --tnrt); its variants will fail\n")
 
@@ -1190,9 +1275,13 @@ def main(argv: list[str] | None = None) -> int:
         base["host_probe_ms"] = host_probe_ms()
         if kind in ("tnrt", "roofline") and not tnrt:
             res = {"spawn_error": "no tnrt binary (pass --tnrt)"}
+        elif kind == "peer" and any(fnmatch.fnmatch(v["name"], g) for g in args.peer_server):
+            res = runner.serve(v["name"], cmd, timeout, stem + ".stdout", stem + ".stderr", env=env)
         else:
             res = runner.run(cmd, timeout, stem + ".stdout", stem + ".stderr", env=env)
         rec = collect(base, res, jpath, stem + ".stdout", stem + ".stderr")
+        if res.get("served"):
+            rec["served_by_pid"] = res.get("server_pid")
         if runner.stopping and rec.get("status") != "ok":
             rec.update(status="interrupted", error="stopped by signal while running")
         # the harness's own verification against the problem's reference (tolerance rule of the method)
@@ -1220,6 +1309,7 @@ def main(argv: list[str] | None = None) -> int:
         bar.show(name, True, note)
         write_all()
 
+    runner.close_servers()
     doc["environment"]["gpu_after"] = gpu_info() if device != "cpu" else {}
     write_all(final=True)
     print_summary(doc, out_dir)

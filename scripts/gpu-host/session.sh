@@ -93,7 +93,12 @@ for s in "$@"; do
             # On an H100 on 2026-12-06 fam-peers1 took 255 s, fam-peers2 182 s and fam-peers3 about
             # 220 s: the three together can pass a call's 600 s; run peers1 and peers2 in one call and
             # peers3 in the next.
+            # FAM_PEER_SERVER=1: each peer's jobs in one long-lived process (harness --peer-server,
+            # bench/peers/serve.py): a job then pays no Python start, imports or CUDA context (5-9 s a
+            # job on an H100 on 2026-12-06, 490 s for the 69 peer jobs, whose timed work is milliseconds); not
+            # yet run on a GPU host
             peer_args="--skip-tnrt --only=torch --only=torch?graph --only=cuTensorNet --skip-peak --no-bandwidth --timeout 60"
+            [[ -n ${FAM_PEER_SERVER:-} ]] && peer_args="$peer_args --peer-server=torch --peer-server=torch?graph --peer-server=cuTensorNet"
             case $s in
               fam-tnrt) fa="--skip-peers --only=eager --only=compiled --timeout 60"; fb=240  # FAM_TNRT_STATIC=0: no 'compiled static'
                         [[ ${FAM_TNRT_STATIC:-1} == 0 ]] || fa="$fa --only=compiled?static" ;;
