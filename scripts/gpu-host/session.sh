@@ -86,6 +86,11 @@ for s in "$@"; do
             # the roofline of tnrt compiled (FAM_ROOFLINE= turns it off); FAM_BUDGET seconds at most (default 360)
             # FAM_ARGS: more harness options, e.g. --problem 'mpo*' to run a part of the suite
             run_fam fam ${FAM_BUDGET:-360} ${FAM_ROOFLINE---roofline} ${FAM_ARGS:-} ;;
+    fam-peers) # every peer of the four-call suite in one harness run, each peer's jobs in one process
+            # (--peer-server; not yet run on a GPU host: compare a few networks with fam-peers1..3's
+            # figures before trusting it); FAM_BUDGET default 500
+            run_fam fam-peers ${FAM_BUDGET:-500} --skip-tnrt --only=torch --only=torch?graph --only=cuTensorNet --skip-peak \
+              --no-bandwidth --timeout 60 --peer-server=torch --peer-server=torch?graph --peer-server=cuTensorNet ;;
     fam-tnrt|fam-peers1|fam-peers2|fam-peers3)
             # The suite in one sitting in four calls of under 600 s (tnrt's three variants, then the peers
             # in three parts; merge the four fam.tgz with bench/harness.py --merge). On 2026-12-04 tnrt
