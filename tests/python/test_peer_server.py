@@ -129,3 +129,38 @@ def test_server_survives_a_job_it_cannot_load(tmp_path):
     assert p.returncode == 0, p.stderr
     assert [json.loads(x)["rc"] for x in p.stdout.splitlines()] == [1, 0]
     assert json.loads(js.read_text())["status"] == "ok"
+
+
+def test_signal_stops_the_harness_and_its_servers(tmp_path):
+    """SIGTERM while a served job hangs: the harness kills the server at once (it does not wait for
+    the job or for the server to see its stdin close), writes what it has, and exits."""
+    import signal
+    import time
+    suite = make_suite(tmp_path, ["tiny-a", "tiny-hang", "tiny-after"])
+    out = tmp_path / "out"
+    p = subprocess.Popen([PY, os.path.join(BENCH, "harness.py"), suite, *COMMON, "--only", "fake",
+                          "--peer-server", "fake", "--timeout", "120", "--out", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    hang_json = out / "raw" / "rep1-tiny-hang-fake.stdout"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (hang_json.exists() and "peer stdout" in hang_json.read_text()):
+        time.sleep(0.2)
+    assert hang_json.exists(), "the hanging job never started"
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 3, err
+    assert time.monotonic() - t0 < 8, "the hanging server was not killed on the signal"
+    _, recs = records(out)
+    assert recs[("tiny-a", "fake")]["status"] == "ok"
+    hang = recs[("tiny-hang", "fake")]
+    assert hang["status"] == "interrupted", hang
+    assert recs[("tiny-after", "fake")]["status"] == "skipped"
+    pid = recs[("tiny-a", "fake")]["served_by_pid"]
+    time.sleep(0.5)
+    try:
+        os.kill(pid, 0)
+        alive = not open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+    except (ProcessLookupError, FileNotFoundError):
+        alive = False
+    assert not alive, f"server {pid} outlived the harness"
