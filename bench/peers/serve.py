@@ -1,8 +1,9 @@
 """One long-lived process that runs a peer's jobs one after another (bench/harness.py --peer-server).
 
 Each peer job started as its own process pays Python's start, the imports (torch, cuQuantum) and a
-CUDA context before it times milliseconds of work: on an H100 GPU host that was 5-9 s a job, 490 s
-for the families suite's 69 peer jobs (2026-12-06). Served, a variant's imports and context
+CUDA context before it times milliseconds of work. On an H100 GPU host (2026-12-06) the families
+suite's 90 peer jobs took 4.9-10.6 s each, 625 s in all, for 2.2 s of timed runs
+(bench/results/2026-12-06n-h100-final/peer-wall.md). Served, a variant's start, imports and context
 are paid once per harness run.
 
 Protocol (the harness writes, this process answers), one JSON object a line:
@@ -73,12 +74,11 @@ def drop_device_caches() -> None:
 
 
 def run_job(job: dict, cache: dict) -> int:
-    mod = load(job["script"], cache)
     try:
-        return exit_code(mod.main(list(job["argv"])))
+        return exit_code(load(job["script"], cache).main(list(job["argv"])))
     except SystemExit as exc:
         return exit_code(exc.code)
-    except BaseException:  # noqa: BLE001 - the job's failure, not this process's
+    except BaseException:  # noqa: BLE001 - the job's failure (or its script's), not this process's
         traceback.print_exc()
         return 1
 
@@ -100,11 +100,7 @@ def main() -> int:
             os.dup2(out.fileno(), 1)
             os.dup2(err.fileno(), 2)
             try:
-                try:
-                    rc = run_job(job, cache)
-                except BaseException:  # noqa: BLE001 - loading the script failed
-                    traceback.print_exc()
-                    rc = 1
+                rc = run_job(job, cache)
                 drop_device_caches()
             finally:
                 sys.stdout.flush()

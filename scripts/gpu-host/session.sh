@@ -32,6 +32,9 @@ peer_env() {
   ln -sf "$(find /tmp/site -name 'libcutensornet.so*' | head -1)" /tmp/cq/lib64/libcutensornet.so.2
   export CUDA_HOME=/tmp/cq PYTHONPATH=/tmp/tnrt-py:/tmp/site:${PYTHONPATH:-}
 }
+# The families suite's peers (fam-peers, fam-peers1..3), and the same run one process per peer.
+peer_args="--skip-tnrt --only=torch --only=torch?graph --only=cuTensorNet --skip-peak --no-bandwidth --timeout 60"
+peer_served="--peer-server=torch --peer-server=torch?graph --peer-server=cuTensorNet"
 # The families suite's constant fill of network $1.
 fill_of() { python3 -c "import json;s=json.load(open('bench/suites/families.json'));print(next(repr(p['fill']['value']) for p in s['problems'] if p['name']=='$1'))"; }
 # One '--problem=NAME' a line for each network of the families suite that its peer $1 runs (its problems,
@@ -89,27 +92,25 @@ for s in "$@"; do
     fam-peers) # every peer of the four-call suite in one harness run, each peer's jobs in one process
             # (--peer-server; not yet run on a GPU host: compare a few networks with fam-peers1..3's
             # figures before trusting it); FAM_BUDGET default 500
-            run_fam fam-peers ${FAM_BUDGET:-500} --skip-tnrt --only=torch --only=torch?graph --only=cuTensorNet --skip-peak \
-              --no-bandwidth --timeout 60 --peer-server=torch --peer-server=torch?graph --peer-server=cuTensorNet ;;
+            run_fam fam-peers ${FAM_BUDGET:-500} $peer_args $peer_served ;;
     fam-tnrt|fam-peers1|fam-peers2|fam-peers3)
             # The suite in one sitting in four calls of under 600 s (tnrt's three variants, then the peers
             # in three parts; merge the four fam.tgz with bench/harness.py --merge). On 2026-12-04 tnrt
             # took 248 s, the chain/lm/mpo/mps peers 244 s, and the other peers did not finish in 300 s.
-            # On an H100 on 2026-12-06 fam-peers1 took 255 s, fam-peers2 182 s and fam-peers3 about
-            # 220 s: the three together can pass a call's 600 s; run peers1 and peers2 in one call and
-            # peers3 in the next.
+            # On an H100 on 2026-12-06 fam-peers1 took 255 s, fam-peers2 182 s (the log's step times)
+            # and fam-peers3's jobs 197 s (bench/results/2026-12-06n-h100-final/peer-wall.md): the three
+            # together can pass a call's 600 s; run peers1 and peers2 in one call and peers3 in the next.
             # FAM_PEER_SERVER=1: each peer's jobs in one long-lived process (harness --peer-server,
-            # bench/peers/serve.py): a job then pays no Python start, imports or CUDA context (5-9 s a
-            # job on an H100 on 2026-12-06, 490 s for the 69 peer jobs, whose timed work is milliseconds); not
-            # yet run on a GPU host
-            peer_args="--skip-tnrt --only=torch --only=torch?graph --only=cuTensorNet --skip-peak --no-bandwidth --timeout 60"
-            [[ -n ${FAM_PEER_SERVER:-} ]] && peer_args="$peer_args --peer-server=torch --peer-server=torch?graph --peer-server=cuTensorNet"
+            # bench/peers/serve.py): a job then pays no Python start, imports or CUDA context (the 90
+            # jobs took 4.9-10.6 s each for 2.2 s of timed runs in all, peer-wall.md); not yet run on a
+            # GPU host
+            fa_peers=$peer_args; [[ -n ${FAM_PEER_SERVER:-} ]] && fa_peers="$peer_args $peer_served"
             case $s in
               fam-tnrt) fa="--skip-peers --only=eager --only=compiled --timeout 60"; fb=240  # FAM_TNRT_STATIC=0: no 'compiled static'
                         [[ ${FAM_TNRT_STATIC:-1} == 0 ]] || fa="$fa --only=compiled?static" ;;
-              fam-peers1) fa="$peer_args --problem=chain* --problem=lm* --problem=mpo* --problem=mps*"; fb=280 ;;
-              fam-peers2) fa="$peer_args --problem=lattice* --problem=peps* --problem=hyper* --problem=regular*"; fb=400 ;;
-              fam-peers3) fa="$peer_args --problem=reference* --problem=rqc* --problem=qaoa*"; fb=400 ;;
+              fam-peers1) fa="$fa_peers --problem=chain* --problem=lm* --problem=mpo* --problem=mps*"; fb=280 ;;
+              fam-peers2) fa="$fa_peers --problem=lattice* --problem=peps* --problem=hyper* --problem=regular*"; fb=400 ;;
+              fam-peers3) fa="$fa_peers --problem=reference* --problem=rqc* --problem=qaoa*"; fb=400 ;;
             esac
             run_fam $s ${FAM_BUDGET:-$fb} $fa ;;
     fam-roof) # where compiled's time goes on the suite's eleven memory-bound networks (a step profile each,
