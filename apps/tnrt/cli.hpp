@@ -21,6 +21,13 @@ inline constexpr std::string_view version = "0.1.0";
 /// H200 measured device-to-device copy bandwidth, the default divisor of the bandwidth floor.
 inline constexpr double default_bandwidth_gbps = 4250.0;
 
+/// What a floor line adds after its divisor: nothing when --bandwidth gave it; else that the divisor is
+/// the H200's, so that a floor read on another GPU (an H100 copies at about 3020 GB/s) is not taken
+/// for that GPU's.
+inline const char* bandwidth_note(bool given) {
+  return given ? "" : ", the H200's copy bandwidth: --bandwidth sets another";
+}
+
 struct option_spec {
   std::string_view name;  // without the leading "--"
   bool takes_value;

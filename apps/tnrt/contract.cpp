@@ -1251,8 +1251,8 @@ int run_contract(std::span<char* const> argv) {
     std::printf("time: median %.3f ms, min %.3f ms, max %.3f ms over %zu runs (%d warm-ups) on %s, %s%s\n", t.median,
                 t.min, t.max, t.times_ms.size(), warmups, run.device.c_str(), run.mode.c_str(),
                 profile ? " (profiled: CUPTI overhead included, not a speed figure)" : "");
-    std::printf("floor: %.3f ms (%s read+written at %g GB/s)\n", floor_ms, format_bytes(rw_bytes).c_str(),
-                bandwidth_gbps);
+    std::printf("floor: %.3f ms (%s read+written at %g GB/s%s)\n", floor_ms, format_bytes(rw_bytes).c_str(),
+                bandwidth_gbps, bandwidth_note(a.has("bandwidth")));
     if (!fallback_note.empty()) std::printf("device: cpu engine (%s)\n", fallback_note.c_str());
     for (const auto& line : run.gpu_lines) std::printf("%s\n", line.c_str());
     if (ver.status != "not_run") {
@@ -1292,6 +1292,7 @@ int run_contract(std::span<char* const> argv) {
     j["min_ms"] = t.min;
     j["max_ms"] = t.max;
     j["bandwidth_gbps"] = bandwidth_gbps;
+    j["bandwidth_assumed"] = !a.has("bandwidth");  // the H200's default, not this GPU's
     j["floor_ms"] = floor_ms;
     nlohmann::json result = {{"shape", run.result.shape()},
                              {"norm", res.norm},

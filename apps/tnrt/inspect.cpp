@@ -90,7 +90,7 @@ int run_inspect(std::span<char* const> argv) {
   std::printf("rwc: %.2f (log2 of %.6g elements read and written)\n", c.log2_rwc, c.rw_elements);
   std::printf("largest tensor: %s\n", format_bytes(c.max_elements * elem).c_str());
   std::printf("bytes read+written: %.6g (%s)\n", rw_bytes, format_bytes(rw_bytes).c_str());
-  std::printf("floor: %.3f ms at %g GB/s\n", floor_ms, bandwidth_gbps);
+  std::printf("floor: %.3f ms at %g GB/s%s\n", floor_ms, bandwidth_gbps, bandwidth_note(a.has("bandwidth")));
   cost_model model = cost_model::for_dtype(p.type);
   model.bandwidth_gbps = bandwidth_gbps;
   const double model_ms = predicted_seconds(p.net, p.tree, model) * 1e3;
@@ -136,7 +136,7 @@ int run_inspect(std::span<char* const> argv) {
   std::printf("sliced flops: %.6g multiply-adds (x%.3f the unsliced %.6g)\n", r.plan.flops_sliced,
               r.plan.flops_unsliced > 0 ? r.plan.flops_sliced / r.plan.flops_unsliced : 1.0, r.plan.flops_unsliced);
   std::printf("sliced bytes read+written: %.6g (%s)\n", r.cost.bytes, format_bytes(r.cost.bytes).c_str());
-  std::printf("sliced floor: %.3f ms at %g GB/s\n", sliced_floor_ms, bandwidth_gbps);
+  std::printf("sliced floor: %.3f ms at %g GB/s%s\n", sliced_floor_ms, bandwidth_gbps, bandwidth_note(a.has("bandwidth")));
   return 0;
 }
 

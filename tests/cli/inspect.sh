@@ -18,11 +18,13 @@ floor32=$(awk '$1 == "floor:" { print $2; exit }' "$tmp/out")
 # rwc 32.09 -> 2^32.09 elements * 4 bytes
 check "bytes read+written ~ 2^32.09 * 4 ($bytes32)" awk -v b="$bytes32" 'BEGIN { e = 2^32.09 * 4; exit !(b > 0.99 * e && b < 1.01 * e) }'
 check "floor = bytes / 4250 GB/s ($floor32 ms)" awk -v b="$bytes32" -v f="$floor32" 'BEGIN { e = b / 4.25e12 * 1e3; exit !(f > 0.999 * e - 0.001 && f < 1.001 * e + 0.001) }'
+check "the default floor names its divisor the H200's" grep -q "^floor: .* at 4250 GB/s, the H200's copy bandwidth: --bandwidth sets another$" "$tmp/out"
 
 tnrt inspect "$reference" --dtype f64 --bandwidth 1000
 bytes64=$(awk '$1 == "bytes" { print $3; exit }' "$tmp/out")
 floor64=$(awk '$1 == "floor:" { print $2; exit }' "$tmp/out")
 check "f64 doubles the bytes ($bytes64)" awk -v a="$bytes32" -v b="$bytes64" 'BEGIN { exit !(b > 1.999 * a && b < 2.001 * a) }'
+check "a floor of a given bandwidth has no note" grep -q "^floor: .* at 1000 GB/s$" "$tmp/out"
 check "--bandwidth 1000 sets the floor ($floor64 ms)" awk -v b="$bytes64" -v f="$floor64" 'BEGIN { e = b / 1e12 * 1e3; exit !(f > 0.999 * e - 0.001 && f < 1.001 * e + 0.001) }'
 check "tc does not depend on the dtype" test "$(field tc)" == 33.18
 

@@ -10,6 +10,7 @@ value=$(awk '$1 == "result:" { print $2 }' "$tmp/out")
 check "f32 result $value within 1e-4 of 1" near "$value" 1 1e-4
 check "prints the time line" grep -q '^time: median .* ms' "$tmp/out"
 check "prints the floor line" grep -q '^floor: .* ms' "$tmp/out"
+check "the floor line says its 4250 GB/s are the H200's" grep -q "read+written at 4250 GB/s, the H200's copy bandwidth: --bandwidth sets another)$" "$tmp/out"
 check "--json report written" test -s "$tmp/report.json"
 if command -v python3 >/dev/null 2>&1; then
   python3 - "$tmp/report.json" >"$tmp/py" 2>&1 <<'PY'
@@ -25,6 +26,7 @@ assert abs(r["result"]["scalar"] - 1) <= 1e-4, r["result"]
 assert r["result"]["shape"] == []
 assert r["verification"]["status"] in ("not_run", "passed"), r["verification"]
 assert r["floor_ms"] > 0 and r["versions"]["tnrt"]
+assert r["bandwidth_gbps"] == 4250 and r["bandwidth_assumed"] is True, r["bandwidth_assumed"]
 print("report ok")
 PY
   check "--json report fields ($(tail -1 "$tmp/py"))" grep -q "report ok" "$tmp/py"
