@@ -34,11 +34,19 @@ def _release_contexts():
                 pass
         _contexts.clear()
     _problem.cache_clear()
+    _searched_path.cache_clear()
 
 
 @functools.lru_cache(maxsize=512)
 def _problem(eq, shapes, dtype, path):
     return _tnrt.Problem.from_expression(eq, [list(s) for s in shapes], dtype, [list(p) for p in path])
+
+
+@functools.lru_cache(maxsize=512)
+def _searched_path(optimize, eq, shapes, dtype):
+    """tnrt's own path search (a named optimizer), once per expression, shapes and dtype: einsum
+    calls it on every call, and a repeated small einsum would otherwise pay the search each time."""
+    return tuple(tuple(p) for p in _tnrt.linear_path(eq, [list(s) for s in shapes], optimize, dtype))
 
 
 def _input_labels(eq):
@@ -60,7 +68,7 @@ def resolve_path(optimize, eq, shapes, dtype="float32"):
             optimize = "greedy"
         if optimize in ("dp", "branch-all", "branch-2"):
             optimize = "auto"
-        return tuple(tuple(p) for p in _tnrt.linear_path(eq, [list(s) for s in shapes], optimize, dtype))
+        return _searched_path(optimize, eq, tuple(tuple(int(e) for e in s) for s in shapes), dtype)
     if hasattr(optimize, "get_path"):  # a cotengra ContractionTree
         return tuple(tuple(int(i) for i in p) for p in optimize.get_path())
     if callable(optimize):  # an opt_einsum PathOptimizer or a cotengra HyperOptimizer

@@ -154,3 +154,25 @@ def test_threads_share_the_cpu_context(rng):
     with cf.ThreadPoolExecutor(8) as pool:
         for r in pool.map(lambda _: tnrt.einsum("ab,bc->ac", a, b), range(32)):
             np.testing.assert_allclose(r, a @ b)
+
+
+def test_einsum_searches_a_path_once_per_expression_shapes_and_optimizer(monkeypatch):
+    """A repeated einsum reuses its searched path; new shapes or another optimizer search again."""
+    from tnrt import _core
+    _core._searched_path.cache_clear()
+    calls = []
+    real = _core._tnrt.linear_path
+
+    def counting(eq, shapes, optimize, dtype):
+        calls.append((eq, tuple(map(tuple, shapes)), optimize))
+        return real(eq, shapes, optimize, dtype)
+
+    monkeypatch.setattr(_core._tnrt, "linear_path", counting)
+    a, b, c = (np.arange(n, dtype=np.float32).reshape(s) for n, s in ((6, (2, 3)), (12, (3, 4)), (15, (3, 5))))
+    for _ in range(3):
+        np.testing.assert_allclose(tnrt.einsum("ij,jk->ik", a, b), a @ b)
+    assert len(calls) == 1
+    np.testing.assert_allclose(tnrt.einsum("ij,jk->ik", a, c), a @ c)
+    assert len(calls) == 2 and calls[1][1] == ((2, 3), (3, 5))
+    np.testing.assert_allclose(tnrt.einsum("ij,jk->ik", a, b, optimize="greedy"), a @ b)
+    assert len(calls) == 3 and calls[2][2] == "greedy"
