@@ -44,8 +44,8 @@ def _problem(eq, shapes, dtype, path):
 
 @functools.lru_cache(maxsize=512)
 def _searched_path(optimize, eq, shapes, dtype):
-    """tnrt's own path search (a named optimizer), once per expression, shapes and dtype: einsum
-    calls it on every call, and a repeated small einsum would otherwise pay the search each time."""
+    """tnrt's own path search, once per optimizer name, expression, shapes and dtype: einsum resolves
+    its path on every call, and a repeated einsum would otherwise pay the search each time."""
     return tuple(tuple(p) for p in _tnrt.linear_path(eq, [list(s) for s in shapes], optimize, dtype))
 
 
