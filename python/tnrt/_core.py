@@ -102,9 +102,9 @@ class _Prepared:
                 subscripts, operands = _expr.from_interleaved((subscripts,) + tuple(operands))
             arrays = [_arrays.as_array(x) for x in operands]
             self.raw_eq = subscripts
-            self.eq, arrays = _expr.normalize(subscripts, arrays)
+            self.eq, arrays = _expr.normalize(subscripts, arrays)  # views of those arrays
             self.problem = None
-        self.arrays = [_arrays.as_array(x) for x in arrays]
+        self.arrays = arrays if self.problem is None else [_arrays.as_array(x) for x in arrays]
         if not self.arrays:
             raise ParseError("einsum: no operands")
         self.framework = _arrays.framework_of(self.arrays[0])

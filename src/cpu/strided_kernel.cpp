@@ -199,8 +199,14 @@ inline T block_dot(const T* __restrict a, const T* __restrict b, const inner_blo
 int thread_count() noexcept {
   const int n = threads_.load(std::memory_order_relaxed);
   if (n > 0) return n;
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw ? static_cast<int>(hw) : 1;
+  // Read once: std::thread::hardware_concurrency opens /sys/devices/system/cpu/online on every call,
+  // and parallel_for asks on every loop nest (a 2x2 einsum from Python made four such opens, about a
+  // fifth of its host time; bench/results/cpu-2026-12-06-host-threads).
+  static const int hw = [] {
+    const unsigned c = std::thread::hardware_concurrency();
+    return c ? static_cast<int>(c) : 1;
+  }();
+  return hw;
 }
 
 void set_direct_threads(int n) noexcept { threads_.store(n > 0 ? n : 0, std::memory_order_relaxed); }
