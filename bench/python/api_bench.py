@@ -6,7 +6,8 @@
    tnrt.Network: compile once, then contract() N times with out= on a side stream; the median of
    the per-call times (CUDA events around each call), and the result.
 2. The host overhead of tnrt.einsum on a 2x2 matrix product beside torch.einsum's (median of many
-   calls, synchronized every call: each figure is enqueue + the tiny kernels).
+   calls, synchronized every call: each figure is enqueue + the tiny kernels), and the host time of
+   its parts, each timed alone without a synchronize per call (einsum_2x2_parts_us).
 Prints one line per figure and writes them to --json.
 """
 import argparse
@@ -45,6 +46,40 @@ def host_us(fn, runs):
     return statistics.median(times)
 
 
+def best_us(fn, calls=300, rounds=5):
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / calls * 1e6)
+        torch.cuda.synchronize()
+    return best
+
+
+def host_parts(a, b):
+    """Where a 2x2 tnrt.einsum's host time goes: the whole call and each piece it does, timed alone
+    (enqueue only: a synchronize after each round, none per call)."""
+    from tnrt import _arrays, _core
+    eq = "ij,jk->ik"
+    prep = _core._Prepared(eq, (a, b))
+    problem = prep.build("auto")
+    s = _arrays.stream_handle(None, prep.framework, prep.ordinal)
+    ctx = _core.context(prep.ordinal)
+    out = torch.empty(2, 2, device="cuda")
+    caps = lambda: [_arrays.import_cuda(x, s) for x in prep.arrays]  # noqa: E731
+    return {
+        "einsum": best_us(lambda: tnrt.einsum(eq, a, b)),
+        "torch.einsum": best_us(lambda: torch.einsum(eq, a, b)),
+        "prepare": best_us(lambda: _core._Prepared(eq, (a, b))),
+        "path and problem": best_us(lambda: _core._Prepared(eq, (a, b)).build("auto")),
+        "stream": best_us(lambda: _arrays.stream_handle(None, prep.framework, prep.ordinal)),
+        "out alloc": best_us(lambda: _arrays.empty_like_framework(prep.framework, prep.arrays[0], problem.output_shape, prep.ordinal)),
+        "dlpack x3": best_us(lambda: (caps(), _arrays.import_cuda(out, s))),
+        "contract_into (C++, dlpack included)": best_us(lambda: ctx.contract_into(problem, caps(), _arrays.import_cuda(out, s), s)),
+    }
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("network", nargs="?", default="data/tensornetwork_permutation_optimized.json")
@@ -77,6 +112,12 @@ def main():
                             "torch": host_us(lambda: torch.einsum("ij,jk->ik", a, b), 500)}
     print(f"2x2 einsum, host time per call incl. sync: tnrt {out['einsum_2x2_us']['tnrt']:.1f} us, "
           f"torch {out['einsum_2x2_us']['torch']:.1f} us")
+    try:
+        out["einsum_2x2_parts_us"] = parts = host_parts(a, b)
+        print("2x2 einsum, host time of its parts (best of 5 x 300 calls, no sync): "
+              + ", ".join(f"{k} {v:.1f}" for k, v in parts.items()))
+    except Exception as e:  # the figures above still land in --json
+        print(f"2x2 einsum parts: {type(e).__name__}: {e}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)
