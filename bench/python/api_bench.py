@@ -18,6 +18,7 @@ import time
 
 import torch
 
+import einsum_repeat  # bench/python, beside this script: its best_us
 import tnrt
 
 
@@ -46,15 +47,8 @@ def host_us(fn, runs):
     return statistics.median(times)
 
 
-def best_us(fn, calls=300, rounds=5):
-    best = float("inf")
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / calls * 1e6)
-        torch.cuda.synchronize()
-    return best
+def best_us(fn):
+    return einsum_repeat.best_us(fn, n=300, after_round=torch.cuda.synchronize)
 
 
 def host_parts(a, b):

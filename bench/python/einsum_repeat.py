@@ -43,15 +43,19 @@ def main():
     print(f"ij,jk->ik (2x2): einsum {whole:.1f} us a call; of it resolve_path {path:.1f} us, _Prepared {prep:.1f} us")
 
 
-def best_us(f, n=3000):
+def best_us(f, n=3000, rounds=5, after_round=None):
+    """The best of `rounds` rounds of n calls, in us a call, after 100 warm-up calls; after_round runs
+    between rounds, untimed (api_bench.py: a synchronize, so that GPU work queues up within a round only)."""
     for _ in range(100):
         f()
     best = float("inf")
-    for _ in range(5):
+    for _ in range(rounds):
         t = time.perf_counter()
         for _ in range(n):
             f()
         best = min(best, (time.perf_counter() - t) / n * 1e6)
+        if after_round is not None:
+            after_round()
     return best
 
 

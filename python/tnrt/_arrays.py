@@ -13,6 +13,7 @@ public current stream; the legacy stream orders itself after every blocking stre
 ``__dlpack__(stream=)`` makes the array ready for it).
 """
 
+import functools
 import sys
 
 import numpy as np
@@ -56,25 +57,23 @@ def common_device(arrays):
     return devices.pop() if devices else (False, -1)
 
 
-_DTYPE_NAMES = {}  # dtype object -> name: str() of a numpy dtype costs about 2 us a call
-
-
-def dtype_name(x):
-    dt = x.dtype
-    try:
-        return _DTYPE_NAMES[dt]
-    except (KeyError, TypeError):  # TypeError: an unhashable dtype-like object
-        pass
+def _name_of(dt):
     name = str(dt)
     if name.startswith("torch."):
         name = name[len("torch."):]
-    name = {"float": "float32", "double": "float64", "cfloat": "complex64", "cdouble": "complex128"}.get(name, name)
+    return {"float": "float32", "double": "float64", "cfloat": "complex64", "cdouble": "complex128"}.get(name, name)
+
+
+# str() of a NumPy dtype is slow next to a lookup: _Prepared took 11.4 us a 2x2 call before the names
+# were kept, 4.7 after (bench/results/cpu-2026-12-06-host-threads).
+_cached_name_of = functools.lru_cache(maxsize=256)(_name_of)
+
+
+def dtype_name(x):
     try:
-        if len(_DTYPE_NAMES) < 256:
-            _DTYPE_NAMES[dt] = name
-    except TypeError:
-        pass
-    return name
+        return _cached_name_of(x.dtype)
+    except TypeError:  # an unhashable dtype-like object
+        return _name_of(x.dtype)
 
 
 def stream_handle(stream, framework, ordinal):

@@ -95,16 +95,15 @@ class _Prepared:
 
     def __init__(self, subscripts, operands):
         if isinstance(subscripts, _tnrt.Problem):
-            self.eq, self.raw_eq, arrays = None, None, list(operands)
+            self.eq, self.raw_eq = None, None
+            self.arrays = [_arrays.as_array(x) for x in operands]
             self.problem = subscripts
         else:
             if not isinstance(subscripts, str):
                 subscripts, operands = _expr.from_interleaved((subscripts,) + tuple(operands))
-            arrays = [_arrays.as_array(x) for x in operands]
             self.raw_eq = subscripts
-            self.eq, arrays = _expr.normalize(subscripts, arrays)  # views of those arrays
+            self.eq, self.arrays = _expr.normalize(subscripts, [_arrays.as_array(x) for x in operands])
             self.problem = None
-        self.arrays = arrays if self.problem is None else [_arrays.as_array(x) for x in arrays]
         if not self.arrays:
             raise ParseError("einsum: no operands")
         self.framework = _arrays.framework_of(self.arrays[0])

@@ -1,20 +1,13 @@
 """The figures the README derives from this sitting's records beyond families/table.md. Run from this
 folder after `tar -xJf raw.txz && mkdir -p /tmp/06n && tar -xJf ../2026-12-06n-h100-final/raw.txz -C /tmp/06n`:
 python3 summary.py /tmp/06n > summary.md"""
-import json
-import statistics as st
+import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # bench/, for sitting.py
+from sitting import medians, print_eager_thinnest, ratios_against, spread  # noqa: E402
+
 old_dir = sys.argv[1] if len(sys.argv) > 1 else "/tmp/06n"
-
-
-def medians(path, variant=None):
-    return {(r["variant"], r["problem"]): r["median_ms"] for r in json.load(open(path))["records"]
-            if r.get("status") == "ok" and (variant is None or r["variant"] == variant)}
-
-
-def spread(q):
-    return f"geometric mean {st.geometric_mean(q):.3f}, min {min(q):.3f}, max {max(q):.3f} ({len(q)} networks)"
 
 
 jax = medians("fam-jax/results.json")
@@ -34,17 +27,13 @@ q = [static[k] / tnrt[("compiled", k[1])] for k in static if ("compiled", k[1]) 
 print(f"## compiled static (fams) over compiled (fam-tnrt)\n\n{spread(q)}.\n")
 
 torch = medians("fam-peers/results.json", "torch")
-rows = sorted((torch[("torch", p)] / e, p, e, torch[("torch", p)]) for (v, p), e in tnrt.items()
-              if v == "eager" and ("torch", p) in torch)
-print("## eager against torch eager: the four thinnest leads\n\n| network | eager ms | torch eager ms | torch / eager |\n|---|---:|---:|---:|")
-for r, p, e, t in rows[:4]:
-    print(f"| {p} | {e:.3f} | {t:.3f} | {r:.3f} |")
+print_eager_thinnest(tnrt, torch, "eager against torch eager: the four thinnest leads")
 
 old = medians(f"{old_dir}/fam-tnrt/results.json")
 print("\n## tnrt, this sitting over 2026-12-06n (two H100 machines, the same binaries, both spawned)\n")
 for v in ("eager", "compiled"):
-    q = [tnrt[k] / old[k] for k in tnrt if k[0] == v and k in old]
-    print(f"- {v}: {spread(q)}")
+    q = ratios_against(tnrt, old, v)
+    print(f"- {v}: {spread([r for r, _ in q])}")
 
 print("\n## compiled in fam-tnrt and in fam-jax (two harness runs of this sitting), where they differ by over 5%\n")
 for (v, p), j in jax.items():
