@@ -205,6 +205,13 @@ struct api_stats {
   std::uint64_t eager_layouts_planned = 0;  // planned (each intermediate's mode order its own)
   std::uint64_t eager_route_trials = 0;     // eager calls timed (step by step, then whole) to learn which steps run through cuBLAS
   std::uint64_t eager_route_steps = 0;      // steps that kept the cuBLAS route (or took it untimed, under `always`), over the networks decided
+  /// What the route's decisions saw, summed over the networks decided (the check's inputs, so a
+  /// dropped route says why): steps the step timing picked, their timed saving (library less
+  /// cuBLAS, microseconds), and the whole-call check's two calls (without and with the picked steps).
+  std::uint64_t eager_route_picked = 0;
+  std::uint64_t eager_route_saving_us = 0;
+  std::uint64_t eager_route_check_library_us = 0;
+  std::uint64_t eager_route_check_route_us = 0;
   std::uint64_t bridged_calls = 0;  // calls on a caller's stream run on the context's own, bridged by two events (eager calls; program runs without an io graph)
   /// Networks whose eager layout was learned, whichever it was.
   [[nodiscard]] std::uint64_t eager_layouts_learned() const noexcept {

@@ -290,6 +290,10 @@ nb::dict dict_of(const tnrt::counters& c) {
   api["eager_layouts_planned"] = c.api.eager_layouts_planned;
   api["eager_route_trials"] = c.api.eager_route_trials;
   api["eager_route_steps"] = c.api.eager_route_steps;
+  api["eager_route_picked"] = c.api.eager_route_picked;
+  api["eager_route_saving_us"] = c.api.eager_route_saving_us;
+  api["eager_route_check_library_us"] = c.api.eager_route_check_library_us;
+  api["eager_route_check_route_us"] = c.api.eager_route_check_route_us;
   api["bridged_calls"] = c.api.bridged_calls;
   syncs["stream_syncs"] = c.syncs.stream_syncs;
   syncs["device_syncs"] = c.syncs.device_syncs;

@@ -371,6 +371,7 @@ route_turn next_route(engine& eng, const problem& p, const eager_call& call, con
   if (r.at == phase::confirming) {
     const float lib = elapsed_or(whole[0], whole[1]), confirmed = elapsed_or(whole[2], whole[3]);
     if (lib == -1 || confirmed == -1) return {};  // not finished yet: as planned, and ask again later
+    if (lib >= 0 && confirmed >= 0) eng.count_route_check(lib, confirmed);
     return finish(lib >= 0 && confirmed >= 0 && confirmed < 0.97F * lib ? r.kept : 0);
   }
   // deciding: every timed step's events must have completed.
@@ -382,13 +383,16 @@ route_turn next_route(engine& eng, const problem& p, const eager_call& call, con
   }
   constexpr float min_saving_ms = 0.002F;
   int kept = 0;
+  double saving = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const auto k = static_cast<std::size_t>(r.routes.candidates[i]);
     const float route = ms[2 * i], library = ms[2 * i + 1];
     const bool keep = route < 0.97F * library && library - route >= min_saving_ms;
     r.use[k] = keep ? 1 : 0;
     kept += keep ? 1 : 0;
+    if (keep) saving += library - route;
   }
+  eng.count_route_picked(static_cast<std::uint64_t>(kept), saving);
   if (kept == 0) return finish(0);
   // This call runs every step as planned, timed whole; the next runs the picked steps through
   // cuBLAS, timed whole; the one after compares them.

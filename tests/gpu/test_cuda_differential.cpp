@@ -1027,9 +1027,26 @@ TEST_F(Differential, EagerGemmRouteMatchesCpu) {
       } else {
         EXPECT_TRUE(trials == 2U || trials == 4U) << p.source << " " << name_of(t) << ": " << trials << " timed calls";
       }
-      std::printf("[eager route] %s %s: %llu of 3 steps kept cuBLAS\n", p.source.c_str(), std::string(name_of(t)).c_str(),
-                  static_cast<unsigned long long>(after.api.eager_route_steps - before.api.eager_route_steps));
-      EXPECT_LE(after.api.eager_route_steps - before.api.eager_route_steps, 3U);
+      const auto kept = after.api.eager_route_steps - before.api.eager_route_steps;
+      const auto picked = after.api.eager_route_picked - before.api.eager_route_picked;
+      const auto check_library = after.api.eager_route_check_library_us - before.api.eager_route_check_library_us;
+      const auto check_route = after.api.eager_route_check_route_us - before.api.eager_route_check_route_us;
+      std::printf("[eager route] %s %s: %llu of 3 steps kept cuBLAS (picked %llu; check %llu us without, %llu with)\n", p.source.c_str(),
+                  std::string(name_of(t)).c_str(), static_cast<unsigned long long>(kept), static_cast<unsigned long long>(picked),
+                  static_cast<unsigned long long>(check_library), static_cast<unsigned long long>(check_route));
+      EXPECT_LE(kept, 3U);
+      // The decision's record: two timed calls pick nothing (no check); four picked at least one
+      // step, then the whole-call check timed both calls, and only picked steps can be kept.
+      EXPECT_LE(kept, picked) << p.source << " " << name_of(t);
+      if (trials == 2U) {
+        EXPECT_EQ(picked, 0U) << p.source << " " << name_of(t);
+        EXPECT_EQ(check_library + check_route, 0U) << p.source << " " << name_of(t);
+      }
+      if (trials == 4U) {
+        EXPECT_GE(picked, 1U) << p.source << " " << name_of(t);
+        EXPECT_GT(check_library, 0U) << p.source << " " << name_of(t);
+        EXPECT_GT(check_route, 0U) << p.source << " " << name_of(t);
+      }
     }
     eng.synchronize();
     EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
