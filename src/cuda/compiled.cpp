@@ -98,16 +98,15 @@ class stream_timer {
   event_owner e0_, e1_;
 };
 
-// The median of five replays after two warm-ups.
-float time_replays(compiled_program& prog, cudaStream_t st) {
+// Five replays after two warm-ups: their median, fastest and slowest (core/replay_choice.hpp).
+replay_times time_replays(compiled_program& prog, cudaStream_t st) {
   stream_timer timer;
   std::vector<float> ms;
   for (int rep = 0; rep < 7; ++rep) {
     const float t = timer.ms(st, [&] { prog.run(st); });
     if (rep >= 2) ms.push_back(t);
   }
-  std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
-  return ms[ms.size() / 2];
+  return summarize_replays(std::move(ms));
 }
 }  // namespace
 
@@ -130,9 +129,10 @@ std::unique_ptr<compiled_program> compiled_program::build(engine& eng, const pro
   }
   const auto t0 = std::chrono::steady_clock::now();
   const limit_rule limit_beside = limit_rule_of(eng);  // before the kept program takes its memory
-  float best_ms = -1;
-  std::unique_ptr<compiled_program> best = build_tree(eng, p, &best_ms);
-  if (best_ms < 0) best_ms = time_replays(*best, eng.stream());
+  replay_times best_t;
+  best_t.median = -1;
+  std::unique_ptr<compiled_program> best = build_tree(eng, p, &best_t);
+  if (best_t.median < 0) best_t = time_replays(*best, eng.stream());
   const auto cand_limit = limit_beside(*best);
   if (!cand_limit) return best;
   const layout_policy kept_layout = best->intermediate_layout();
@@ -142,9 +142,9 @@ std::unique_ptr<compiled_program> compiled_program::build(engine& eng, const pro
   } catch (const out_of_memory&) {
     return best;  // the split program does not fit beside the kept one
   }
-  const float t = time_replays(*cand, eng.stream());
-  best->split_times_ = {best_ms, t};
-  if (t < best_ms * 0.97F) {
+  const replay_times t = time_replays(*cand, eng.stream());
+  best->split_times_ = {best_t.median, t.median};
+  if (clearly_faster(t, best_t)) {
     cand->take_split(*r);
     cand->split_times_ = best->split_times_;
     cand->layout_times_ = std::move(best->layout_times_);
@@ -175,7 +175,7 @@ void compiled_program::take_split(const split_sums_result& r) {
   split_steps_ = r.split;
 }
 
-std::unique_ptr<compiled_program> compiled_program::build_tree(engine& eng, const problem& p, float* kept_ms) {
+std::unique_ptr<compiled_program> compiled_program::build_tree(engine& eng, const problem& p, replay_times* kept) {
   const kernel_choice branches = p.tree.steps.size() < 2 ? kernel_choice::never : eng.opts().concurrent_branches;
   if (!eng.opts().time_layouts || p.tree.steps.size() < 2) {
     if (branches == kernel_choice::never) return std::make_unique<compiled_program>(eng, p);
@@ -185,12 +185,12 @@ std::unique_ptr<compiled_program> compiled_program::build_tree(engine& eng, cons
   const limit_rule limit_beside = limit_rule_of(eng);
   std::unique_ptr<compiled_program> best;
   std::vector<std::pair<layout_policy, float>> times;
-  float best_ms = 0;
+  replay_times best_t;
   if (!eng.opts().time_layouts) {
     best = std::make_unique<compiled_program>(eng, p);
-    best_ms = time_replays(*best, eng.stream());
+    best_t = time_replays(*best, eng.stream());
   } else {
-    best = build_timed_layouts(eng, p, limit_beside, times, best_ms);
+    best = build_timed_layouts(eng, p, limit_beside, times, best_t);
   }
   // The tree's branches at once: the same layout, intermediates planned over levels, timed.
   if (branches != kernel_choice::never) {
@@ -204,28 +204,28 @@ std::unique_ptr<compiled_program> compiled_program::build_tree(engine& eng, cons
       }
     }
     if (cand) {
-      const float t = time_replays(*cand, eng.stream());
-      const float chain_ms = best_ms;
-      if (branches == kernel_choice::always || t < best_ms * 0.97F) {
+      const replay_times t = time_replays(*cand, eng.stream());
+      const float chain_ms = best_t.median;
+      if (branches == kernel_choice::always || clearly_faster(t, best_t)) {
         best = std::move(cand);
-        best_ms = t;
+        best_t = t;
       }
       best->chain_ms_ = chain_ms;
-      best->concurrent_ms_ = t;
+      best->concurrent_ms_ = t.median;
     }
   }
   // Last, the cuBLAS steps (as they lie and after copies) against cuTENSOR in the whole program: a
   // step timed alone can lose in the program (chain-n12: step 8 through cuBLAS took 42.7 us in the
   // program against 28.8 us on cuTENSOR, the whole call 0.316 against 0.305 ms with --gemm off;
   // mpo-rand-L24, GEMMs after copies, 0.322 against 0.301; H100, bench/results/2026-12-06d-h100-chain-n12).
-  if (eng.opts().gemm_lowering == kernel_choice::automatic && eng.opts().gemm_check != kernel_choice::never) best->check_gemm_choices(best_ms);
+  if (eng.opts().gemm_lowering == kernel_choice::automatic && eng.opts().gemm_check != kernel_choice::never) best->check_gemm_choices(best_t);
   best->layout_times_ = std::move(times);
   best->compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();  // every candidate's
-  if (kept_ms != nullptr) *kept_ms = best_ms;
+  if (kept != nullptr) *kept = best_t;
   return best;
 }
 
-void compiled_program::check_gemm_choices(float& kept_ms) {
+void compiled_program::check_gemm_choices(replay_times& kept) {
   const cudaStream_t st = eng_->stream();
   // Steps on cuBLAS as they lie, and after copies (those gemm_copies `always` put there stay,
   // unless the check itself is `always`).
@@ -244,14 +244,14 @@ void compiled_program::check_gemm_choices(float& kept_ms) {
   };
   // `always` (tests) takes every one back whatever the times: only the kept program is timed.
   const bool always = opt_.gemm_check == kernel_choice::always;
-  const float with = always ? 0.0F : time_replays(*this, st);  // timed again beside the other, alike
+  const replay_times with = always ? replay_times{} : time_replays(*this, st);  // timed again beside the other, alike
   set(false);
-  const float without = time_replays(*this, st);
+  const replay_times without = time_replays(*this, st);
   // No margin here: each step already beat cuTENSOR by 3% timed alone, and the two programs are
   // timed alike, back to back; chain-n12's replays differed by 2.7% (0.302 against 0.294 ms, H100),
   // under the 3% the check first asked for, so its slower cuBLAS steps stayed.
-  if (always || without < with) {
-    kept_ms = without;
+  if (always || without.median < with.median) {
+    kept = without;
     gemm_dropped_ = static_cast<int>(gemms.size() + copied.size());
     // The graph already runs them on cuTENSOR (set(false)); what they held for cuBLAS goes.
     for (op* o : gemms) o->drop_gemm();
@@ -263,7 +263,7 @@ void compiled_program::check_gemm_choices(float& kept_ms) {
     return;
   }
   set(true);
-  kept_ms = with;
+  kept = with;
 }
 
 void compiled_program::recapture() {
@@ -276,14 +276,14 @@ void compiled_program::recapture() {
 }
 
 std::unique_ptr<compiled_program> compiled_program::build_timed_layouts(engine& eng, const problem& p, const limit_rule& limit_beside,
-                                                                        std::vector<std::pair<layout_policy, float>>& times, float& best_ms) {
+                                                                        std::vector<std::pair<layout_policy, float>>& times, replay_times& best_t) {
   const layout_policy first = eng.opts().intermediate_layout;
   std::vector<layout_policy> order{first};
   for (layout_policy l : all_layouts)
     if (l != first) order.push_back(l);
   std::unique_ptr<compiled_program> best = std::make_unique<compiled_program>(eng, p, 0, 0, &order[0]);
-  times = {{order[0], time_replays(*best, eng.stream())}};
-  best_ms = times[0].second;
+  best_t = time_replays(*best, eng.stream());
+  times = {{order[0], best_t.median}};
   for (std::size_t i = 1; i < order.size(); ++i) {
     const auto cand_limit = limit_beside(*best);
     if (!cand_limit) break;
@@ -293,10 +293,10 @@ std::unique_ptr<compiled_program> compiled_program::build_timed_layouts(engine& 
     } catch (const out_of_memory&) {
       continue;  // does not fit beside the kept one
     }
-    const float t = time_replays(*cand, eng.stream());
-    times.emplace_back(order[i], t);
-    if (t < best_ms * 0.97F) {
-      best_ms = t;
+    const replay_times t = time_replays(*cand, eng.stream());
+    times.emplace_back(order[i], t.median);
+    if (clearly_faster(t, best_t)) {
+      best_t = t;
       best = std::move(cand);
     }
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/full_dot.hpp"
+#include "core/replay_choice.hpp"
 #include "core/fusion.hpp"
 #include "core/gemm_lowering.hpp"
 #include "core/step_graph.hpp"
@@ -258,21 +259,22 @@ class compiled_program {
   };
   /// What a candidate program may hold beside the kept one (0: the options' limit; none: nothing left).
   using limit_rule = std::function<std::optional<std::size_t>(const compiled_program&)>;
-  /// The tree's program (layouts and branches timed); `kept_ms`, when given, gets the kept
-  /// program's timed replay, or stays as it is when nothing was timed.
-  static std::unique_ptr<compiled_program> build_tree(engine& eng, const problem& p, float* kept_ms = nullptr);
+  /// The tree's program (layouts and branches timed; a candidate replaces the kept program only
+  /// when clearly_faster, core/replay_choice.hpp); `kept`, when given, gets the kept program's
+  /// timed replays, or stays as it is when nothing was timed.
+  static std::unique_ptr<compiled_program> build_tree(engine& eng, const problem& p, replay_times* kept = nullptr);
   static limit_rule limit_rule_of(engine& eng);
   void take_split(const split_sums_result& r);
   /// The whole-program check of the cuBLAS steps (use_gemm, use_copies) timing chose one at a time:
   /// the program replayed as it is and with those steps on their cuTENSOR plans; they go back to
-  /// cuTENSOR when that replays faster. `kept_ms` gets the kept program's replay time.
-  void check_gemm_choices(float& kept_ms);
+  /// cuTENSOR when that replays faster. `kept` gets the kept program's replays.
+  void check_gemm_choices(replay_times& kept);
   /// The graph captured again after ops changed (stream replay when the capture fails).
   void recapture();
   /// Ops for which `pred` holds (the *_chosen counts: what the ops run, so nothing to keep in step).
   [[nodiscard]] int count_ops(bool (*pred)(const op&)) const noexcept;
   static std::unique_ptr<compiled_program> build_timed_layouts(engine& eng, const problem& p, const limit_rule& limit_beside,
-                                                               std::vector<std::pair<layout_policy, float>>& times, float& best_ms);
+                                                               std::vector<std::pair<layout_policy, float>>& times, replay_times& best_t);
   step_choices choose_steps(const problem& p);
   /// `gemm_workspaces`: GEMM steps of cuBLAS get options::gemm_workspace_bytes (counted in gemm_workspaces_).
   layout plan_buffers(const problem& p, const step_choices& c, bool gemm_workspaces);
