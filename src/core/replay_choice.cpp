@@ -17,7 +17,8 @@ replay_times summarize_replays(std::vector<float> ms) {
   return r;
 }
 
-bool clearly_faster(const replay_times& cand, const replay_times& kept, float min_gain) {
+bool clearly_faster(const replay_times& cand, const replay_times& kept, float min_gain, float margin) {
+  if (cand.median <= kept.median * (1.0F - margin)) return true;
   return cand.median <= kept.median * (1.0F - min_gain) && cand.slowest < kept.fastest;
 }
 
