@@ -6,10 +6,10 @@
 // replays' own spread: its median at least min_gain lower and its slowest replay faster than the
 // kept one's fastest.
 //
-// Why the second way: replays of one program differ far less than 3% on the networks whose programs
-// are long (regular3-n160: 10.113, 10.106, 10.108 ms), and the 3% alone left programs 2-3% faster
-// unused (H200, 2026-12-06p: regular3-n160 kept column at 10.09 ms over planned at 9.90;
-// lm-sliding-d2 kept row at 1.628 over follow at 1.582).
+// Why the second way: runs of one program differ far less than 3% on the networks whose programs
+// are long (regular3-n160's three timed runs: 10.113, 10.106, 10.108 ms), and the 3% alone left
+// programs 2-3% faster unused (H200, 2026-12-06p: regular3-n160 kept column at 10.09 ms over planned
+// at 9.90; lm-sliding-d2 kept row at 1.628 over follow at 1.582).
 #include <vector>
 
 namespace tnrt {

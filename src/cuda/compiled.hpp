@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "core/full_dot.hpp"
-#include "core/replay_choice.hpp"
 #include "core/fusion.hpp"
 #include "core/gemm_lowering.hpp"
+#include "core/replay_choice.hpp"
 #include "core/step_graph.hpp"
 #include "core/step_plan.hpp"
 #include "core/tiled.hpp"

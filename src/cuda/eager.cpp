@@ -371,8 +371,9 @@ route_turn next_route(engine& eng, const problem& p, const eager_call& call, con
   if (r.at == phase::confirming) {
     const float lib = elapsed_or(whole[0], whole[1]), confirmed = elapsed_or(whole[2], whole[3]);
     if (lib == -1 || confirmed == -1) return {};  // not finished yet: as planned, and ask again later
-    if (lib >= 0 && confirmed >= 0) eng.count_route_check(lib, confirmed);
-    return finish(lib >= 0 && confirmed >= 0 && confirmed < 0.97F * lib ? r.kept : 0);
+    const bool timed = lib >= 0 && confirmed >= 0;  // else a timed call threw: no route
+    if (timed) eng.count_route_check(lib, confirmed);
+    return finish(timed && confirmed < 0.97F * lib ? r.kept : 0);
   }
   // deciding: every timed step's events must have completed.
   std::vector<float> ms(2 * n, 0.0F);

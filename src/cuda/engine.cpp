@@ -200,8 +200,8 @@ counters engine::stats() const {
   c.api.eager_route_steps = route_steps_;
   c.api.eager_route_picked = route_picked_;
   c.api.eager_route_saving_us = route_saving_us_;
-  c.api.eager_route_check_library_us = route_check_us_[0];
-  c.api.eager_route_check_route_us = route_check_us_[1];
+  c.api.eager_route_check_library_us = route_check_library_us_;
+  c.api.eager_route_check_route_us = route_check_route_us_;
   return c;
 }
 
