@@ -128,6 +128,7 @@ def _run(prep, problem, out, stream, program=None, cache=None):
             return _arrays.write_host_out(out, result)
         return _arrays.from_host_result(prep.framework, prep.arrays[0], result)
     s = _arrays.stream_handle(stream, prep.framework, prep.ordinal)
+    cur = stream is None and prep.framework == "torch"  # s is torch's current stream: see import_cuda
     ctx = context(prep.ordinal)
     if program is not None and cache is not None and out is None:
         out = _arrays.empty_like_framework(prep.framework, prep.arrays[0], problem.output_shape, prep.ordinal)
@@ -135,12 +136,12 @@ def _run(prep, problem, out, stream, program=None, cache=None):
         # A compiled Network: its operands imported once (ordered before stream s then), reused on
         # every call until reset_operands; writes into them later are ordered by the caller's stream.
         if cache.get("operands") is None:
-            cache["operands"] = _tnrt.Operands(problem, [_arrays.import_cuda(a, s) for a in prep.arrays])
+            cache["operands"] = _tnrt.Operands(problem, [_arrays.import_cuda(a, s, cur) for a in prep.arrays])
         if _arrays.device_of(out) != (True, prep.ordinal):
             raise DeviceError(f"out is not on cuda:{prep.ordinal} with the operands")
-        program.run_prepared(cache["operands"], _arrays.import_cuda(out, s), s)
+        program.run_prepared(cache["operands"], _arrays.import_cuda(out, s, cur), s)
         return out
-    caps = [_arrays.import_cuda(a, s) for a in prep.arrays]
+    caps = [_arrays.import_cuda(a, s, cur) for a in prep.arrays]
     if out is None:
         out = _arrays.empty_like_framework(prep.framework, prep.arrays[0], problem.output_shape, prep.ordinal)
         if out is None:  # JAX and the like: tnrt allocates, the framework imports through DLPack
@@ -149,7 +150,7 @@ def _run(prep, problem, out, stream, program=None, cache=None):
             return _arrays.from_device_result(prep.framework, _arrays.DeviceResult(ctx.contract_alloc(problem, caps, s), s, prep.ordinal))
     if _arrays.device_of(out) != (True, prep.ordinal):
         raise DeviceError(f"out is not on cuda:{prep.ordinal} with the operands")
-    out_cap = _arrays.import_cuda(out, s)
+    out_cap = _arrays.import_cuda(out, s, cur)
     if program is not None:
         program.run(caps, out_cap, s)
     else:
@@ -283,8 +284,9 @@ class Network:
                 raise UsageError(f"a sliced Network over {self._prep.framework} arrays needs out=")
         if _arrays.device_of(out) != (True, self._prep.ordinal):
             raise DeviceError(f"out is not on cuda:{self._prep.ordinal} with the operands")
-        caps = [_arrays.import_cuda(a, s) for a in self._prep.arrays]
-        sp.run(caps, _arrays.import_cuda(out, s), s)
+        cur = stream is None and self._prep.framework == "torch"
+        caps = [_arrays.import_cuda(a, s, cur) for a in self._prep.arrays]
+        sp.run(caps, _arrays.import_cuda(out, s, cur), s)
         return out
 
     def _ensure_problem(self):

@@ -53,6 +53,37 @@ def test_torch_explicit_stream_and_out(rng):
         np.testing.assert_allclose(out.cpu().numpy(), host_ref(ops), rtol=1e-4, atol=1e-4)
 
 
+def test_torch_current_stream_skips_the_handshake(rng, monkeypatch):
+    """With no stream given, torch tensors are exported without __dlpack__'s stream handshake (tnrt
+    runs on torch's current stream, where their writes are already ordered); a stream given goes
+    through __dlpack__(stream=) for every operand and out. The results are right either way."""
+    ops = [rand(rng, s, np.float32) for s in SHAPES]
+    dev = [torch.from_numpy(o).cuda() for o in ops]
+    calls = []
+    original = torch.Tensor.__dlpack__
+
+    def counting(self, *args, **kwargs):
+        calls.append(kwargs.get("stream"))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.Tensor, "__dlpack__", counting)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        big = torch.rand(1 << 22, device="cuda")  # queued on s just before tnrt reads its neighbours
+        dev = [d * 1.0 for d in dev]             # written on s
+        r = tnrt.einsum(EQ, *dev)
+    assert calls == []
+    s.synchronize()
+    np.testing.assert_allclose(r.cpu().numpy(), host_ref(ops), rtol=1e-4, atol=1e-4)
+    out = torch.empty((8, 4), device="cuda")
+    tnrt.einsum(EQ, *dev, out=out, stream=s)
+    assert len(calls) == 4 and all(c == s.cuda_stream for c in calls)
+    s.synchronize()
+    np.testing.assert_allclose(out.cpu().numpy(), host_ref(ops), rtol=1e-4, atol=1e-4)
+    del big
+
+
 def test_torch_strided_views(rng):
     a = torch.rand(16, 6, 5, device="cuda", dtype=torch.float64)[::2]  # non-contiguous
     b = torch.rand(7, 5, device="cuda", dtype=torch.float64).t()       # transposed
