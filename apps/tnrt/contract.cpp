@@ -704,6 +704,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
         {"learned_planned", s.api.eager_layouts_planned},
         {"route_trials", s.api.eager_route_trials},
         {"route_steps", s.api.eager_route_steps},
+        {"route_tiled", s.api.eager_route_tiled},
         {"route_picked", s.api.eager_route_picked},
         {"route_saving_us", s.api.eager_route_saving_us},
         {"route_check_library_us", s.api.eager_route_check_library_us},
@@ -756,9 +757,10 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
   }
   if (s.api.eager_route_trials > 0) {  // eager timed its cuBLAS route step by step (core/gemm_route.hpp)
     std::snprintf(line, sizeof line,
-                  "cuBLAS route (eager): %llu steps kept it, from %llu timed calls; the step timing picked %llu saving %.3f ms, "
-                  "the whole-call check %.3f ms without, %.3f with",
-                  static_cast<unsigned long long>(s.api.eager_route_steps), static_cast<unsigned long long>(s.api.eager_route_trials),
+                  "cuBLAS route (eager): %llu steps kept it (%llu of them tiled steps back on cuTENSOR), from %llu timed calls; "
+                  "the step timing picked %llu saving %.3f ms, the whole-call check %.3f ms without, %.3f with",
+                  static_cast<unsigned long long>(s.api.eager_route_steps), static_cast<unsigned long long>(s.api.eager_route_tiled),
+                  static_cast<unsigned long long>(s.api.eager_route_trials),
                   static_cast<unsigned long long>(s.api.eager_route_picked), 1e-3 * static_cast<double>(s.api.eager_route_saving_us),
                   1e-3 * static_cast<double>(s.api.eager_route_check_library_us),
                   1e-3 * static_cast<double>(s.api.eager_route_check_route_us));

@@ -204,7 +204,8 @@ struct api_stats {
   std::uint64_t eager_layouts_follow = 0;   // follow,
   std::uint64_t eager_layouts_planned = 0;  // planned (each intermediate's mode order its own)
   std::uint64_t eager_route_trials = 0;     // eager calls timed (step by step, then whole) to learn which steps run through cuBLAS
-  std::uint64_t eager_route_steps = 0;      // steps that kept the cuBLAS route (or took it untimed, under `always`), over the networks decided
+  std::uint64_t eager_route_steps = 0;      // steps that kept the route (cuBLAS, or took it untimed under `always`; cuTENSOR for a tiled step), over the networks decided
+  std::uint64_t eager_route_tiled = 0;      // of those, tiled steps that run on cuTENSOR instead of the tiled kernel
   /// What the route's decisions saw, summed over the networks decided (the check's inputs, so a
   /// dropped route says why): steps the step timing picked, their timed saving (library less
   /// cuBLAS, microseconds), and the whole-call check's two calls (without and with the picked steps).

@@ -290,6 +290,7 @@ nb::dict dict_of(const tnrt::counters& c) {
   api["eager_layouts_planned"] = c.api.eager_layouts_planned;
   api["eager_route_trials"] = c.api.eager_route_trials;
   api["eager_route_steps"] = c.api.eager_route_steps;
+  api["eager_route_tiled"] = c.api.eager_route_tiled;
   api["eager_route_picked"] = c.api.eager_route_picked;
   api["eager_route_saving_us"] = c.api.eager_route_saving_us;
   api["eager_route_check_library_us"] = c.api.eager_route_check_library_us;

@@ -743,6 +743,7 @@ counters context::stats() const {
   c.api.eager_layouts_planned = backend.eager_layouts_planned;
   c.api.eager_route_trials = backend.eager_route_trials;
   c.api.eager_route_steps = backend.eager_route_steps;
+  c.api.eager_route_tiled = backend.eager_route_tiled;
   c.api.eager_route_picked = backend.eager_route_picked;
   c.api.eager_route_saving_us = backend.eager_route_saving_us;
   c.api.eager_route_check_library_us = backend.eager_route_check_library_us;

@@ -4,25 +4,50 @@
 #include <utility>
 
 namespace tnrt {
+namespace {
+
+// Multiply-adds of a lowered step: the product of the extents of every mode it names once.
+double multiply_adds_of(const lowered_step& low) {
+  std::vector<std::int32_t> seen;
+  double n = 1;
+  for (const strided_operand* o : {&low.a, &low.b, &low.d})
+    for (std::size_t i = 0; i < o->modes.size(); ++i) {
+      if (std::find(seen.begin(), seen.end(), o->modes[i]) != seen.end()) continue;
+      seen.push_back(o->modes[i]);
+      n *= static_cast<double>(o->extents[i]);
+    }
+  return n;
+}
+
+}  // namespace
 
 gemm_routes plan_gemm_routes(const step_plan& plan, const options& opt, dtype t, bool blas_there, const gemm_route_rule& rule) {
   gemm_routes out;
   const std::size_t steps = plan.lowered.size();
   out.route.resize(steps);
-  if (!blas_there || opt.gemm_lowering == kernel_choice::never) return out;
-  if (opt.compute_precision == precision::tf32x3 && !is_double(t)) return out;
   if (plan.kernel.size() != steps) return out;  // the step-less tree: its one entry is a copy
-  const bool direct_always = opt.gemm_lowering == kernel_choice::always;
-  const bool copies_always = opt.gemm_copies == kernel_choice::always;
-  // Timed (`learn`) only when neither is `always`: gemm_lowering is then `automatic`, and copies
-  // are timed unless gemm_copies is `never`.
+  const bool gemm_on = blas_there && opt.gemm_lowering != kernel_choice::never &&
+                       !(opt.compute_precision == precision::tf32x3 && !is_double(t));
+  const bool direct_always = gemm_on && opt.gemm_lowering == kernel_choice::always;
+  const bool copies_always = gemm_on && opt.gemm_copies == kernel_choice::always;
+  // Timed (`learn`) only when neither is `always`: gemm_lowering is then `automatic` (or `never`,
+  // with tiled candidates alone), and copies are timed unless gemm_copies is `never`.
   out.learn = !direct_always && !copies_always;
   const bool copies_timed = out.learn && opt.gemm_copies != kernel_choice::never;
+  const bool tiled_timed = out.learn && opt.tiled_kernel == kernel_choice::automatic;
 
   std::vector<int> chosen;
   for (std::size_t k = 0; k < steps; ++k) {
     const lowered_step& low = plan.lowered[k];
-    if (plan.kernel[k] != step_kernel::library || low.kind != lowered_kind::contraction) continue;
+    if (plan.kernel[k] == step_kernel::tiled && tiled_timed) {
+      gemm_route r;
+      r.library = true;
+      r.multiply_adds = multiply_adds_of(low);
+      out.route[k] = std::move(r);
+      chosen.push_back(static_cast<int>(k));
+      continue;
+    }
+    if (!gemm_on || plan.kernel[k] != step_kernel::library || low.kind != lowered_kind::contraction) continue;
     gemm_route r;
     if (std::optional<gemm_form> g = lower_to_gemm(low)) {
       r.multiply_adds = static_cast<double>(g->m) * static_cast<double>(g->n) * static_cast<double>(g->k) * static_cast<double>(g->batch);

@@ -1,10 +1,15 @@
 #pragma once
-// Eager's cuBLAS route: which library steps of a step plan may run as one cuBLAS GEMM, as they lie
-// (lower_to_gemm) or after copies of their operands (lower_to_gemm_with_copies), and how. Eager has
-// no compile to time them in, so it learns per network (src/cuda/eager.cpp): once its layout is
-// settled, one warm call runs every candidate through cuBLAS, then two calls are timed step by step,
-// one with the route and one without, each candidate keeps the faster (by 3% and 2 us), and a call
-// timed whole keeps those choices only when it beats the call without the route by 3%.
+// Eager's timed alternatives (its "route"): which library steps of a step plan may run as one
+// cuBLAS GEMM, as they lie (lower_to_gemm) or after copies of their operands
+// (lower_to_gemm_with_copies), and how; and which tiled steps may run on cuTENSOR instead of the
+// tiled kernel. Eager has no compile to time them in, so it learns per network
+// (src/cuda/eager.cpp): once its layout is settled, one warm call runs every candidate its other
+// way, then two calls are timed step by step, one with the alternatives and one without, each
+// candidate keeps the faster (by 3% and 2 us), and a call timed whole keeps those choices only when
+// it beats the call without them by 3%. Compiled programs time the tiled kernel against cuTENSOR
+// on every candidate; eager ran every tiled step the rule admits on the kernel, untimed, and on
+// lm-sliding-d2 (row layout) four steps were tiled where compiled kept one (step 21: 8 x 64 x 2^20,
+// 64 contracted combinations, on cuTENSOR in compiled).
 // This file decides the candidates and prepares each route's pieces; it needs no GPU.
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +25,9 @@ namespace tnrt {
 /// One library step as cuBLAS would run it: `direct` when it is one GEMM as it lies, else `copies`
 /// with the permutations that copy A and B into the GEMM's operands and D's copy back into place.
 struct gemm_route {
+  /// A tiled step (step_kernel::tiled in the plan) whose alternative is cuTENSOR's kernel (the
+  /// step's lowered form through the engine): then direct and copies are empty.
+  bool library = false;
   std::optional<gemm_form> direct;
   std::optional<gemm_with_copies> copies;
   /// With copies: copy_steps[i] for each copied operand i (0 A, 1 B, 2 D), a lowered reduction
@@ -54,8 +62,10 @@ struct gemm_routes {
 };
 
 /// The routes of `plan`'s library steps under `opt` (gemm_lowering, gemm_copies,
-/// compute_precision) for element type `t`. None when gemm_lowering is `never`, or for 3xTF32 on a
-/// single-precision type (cuBLAS has no twin of it), or when `blas_there` is false.
+/// compute_precision) for element type `t`: no cuBLAS ones when gemm_lowering is `never`, or for
+/// 3xTF32 on a single-precision type (cuBLAS has no twin of it), or when `blas_there` is false.
+/// With tiled_kernel `automatic` and the routes timed (`learn`), every tiled step of the plan is a
+/// candidate too (`library`): cuTENSOR against the tiled kernel.
 gemm_routes plan_gemm_routes(const step_plan& plan, const options& opt, dtype t, bool blas_there, const gemm_route_rule& rule = {});
 
 }  // namespace tnrt

@@ -112,7 +112,9 @@ struct layout_learning {
 // the route: torch runs batched einsums' steps through cuBLAS, and on lm-sliding-d2 eager trailed
 // torch eager (2.37 against 1.95 ms, H200) where compiled, which times cuBLAS per step, led. A rule
 // without timing (every GEMM step of 2^22 multiply-adds through cuBLAS) was measured and taken out:
-// it slowed chain-n12 0.331 -> 0.476 ms (design.md).
+// it slowed chain-n12 0.331 -> 0.476 ms (design.md). Tiled steps take part with cuTENSOR as their
+// other way (gemm_route::library): eager's rule put steps on the tiled kernel that compiled, which
+// times both, runs on cuTENSOR (lm-sliding-d2, design.md).
 struct route_learning {
   enum class phase : std::uint8_t { start, warm, timed_route, deciding, timed_picked, confirming, done };
   phase at = phase::start;
@@ -306,10 +308,6 @@ route_turn next_route(engine& eng, const problem& p, const eager_call& call, con
     r.at = route_learning::phase::start;
   }
   if (r.at == route_learning::phase::start) {
-    if (o.gemm_lowering == kernel_choice::never) {
-      r.at = route_learning::phase::done;
-      return {};
-    }
     if (capturing(call.stream)) return {};  // no trial into a graph: start on a later call
     r.layout = layout.layout;
     r.routes = plan_gemm_routes(plan, o, p.type, eng.blas() != nullptr);
@@ -366,6 +364,10 @@ route_turn next_route(engine& eng, const problem& p, const eager_call& call, con
     r.kept = kept;
     r.at = phase::done;
     eng.count_route_steps(static_cast<std::uint64_t>(kept));
+    std::uint64_t tiled_back = 0;  // of those, tiled steps now on cuTENSOR
+    for (int k : r.routes.candidates)
+      if (r.use[static_cast<std::size_t>(k)] != 0 && r.routes.route[static_cast<std::size_t>(k)]->library) ++tiled_back;
+    eng.count_route_tiled(tiled_back);
     return kept > 0 ? route_turn{&r.routes, &r.use} : route_turn{};
   };
   if (r.at == phase::confirming) {
@@ -549,7 +551,7 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
   }
 
   // The library steps and the tiled kernel's, in tree order: the one switch over the plan's kinds
-  // (eager has no time to measure, so it runs every tiled candidate with the tiled kernel).
+  // (each tiled step on the tiled kernel unless the route learned that cuTENSOR runs it faster).
   for (std::size_t k = 0; k < steps; ++k) {
     const step_kernel kind = plan.kernel[k];
     if (kind == step_kernel::fused) continue;  // ran above
@@ -559,22 +561,23 @@ device_operand contract_eager_impl(engine& eng, const problem& p, const eager_ca
     device_operand& d = ops[n + k];
     d = k + 1 == steps ? result_buffer(bytes_of(k)) : device_operand{pool.allocate(bytes_of(k), stream), true};
     switch (kind) {
-      case step_kernel::tiled: {
-        tiled_record tiled = plan.tiled[k];
-        bind_tiled(tiled, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr);
-        launch_tiled(p.type, tiled, cuda_stream);
-        break;
-      }
+      case step_kernel::tiled:
       case step_kernel::library: {
         // A timed route call records an event pair around each candidate step (a failed record
         // loses the trial: its elapsed time cannot be read, and the route is not taken).
         const int slot = route.events != nullptr ? (*route.slot)[k] : -1;
         cudaEvent_t* ev = slot >= 0 ? route.events + 4 * static_cast<std::size_t>(slot) : nullptr;
         if (ev != nullptr && cudaEventRecord(ev[0], cuda_stream) != cudaSuccess) (void)cudaGetLastError();
-        if (route.use != nullptr && (*route.use)[k] != 0)
+        const bool alternative = route.use != nullptr && (*route.use)[k] != 0;
+        if (kind == step_kernel::tiled && !alternative) {
+          tiled_record tiled = plan.tiled[k];
+          bind_tiled(tiled, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr);
+          launch_tiled(p.type, tiled, cuda_stream);
+        } else if (alternative && !route.routes->route[k]->library) {
           run_gemm_route(eng, p.type, *route.routes->route[k], a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, cuda_stream);
-        else
+        } else {  // a library step, or a tiled one on its alternative: cuTENSOR
           eng.execute(lowered[k], p.type, a.ptr, b != nullptr ? b->ptr : nullptr, d.ptr, cuda_stream);
+        }
         if (ev != nullptr && cudaEventRecord(ev[1], cuda_stream) != cudaSuccess) (void)cudaGetLastError();
         break;
       }

@@ -198,6 +198,7 @@ counters engine::stats() const {
   c.api.eager_layouts_planned = layouts_learned_[static_cast<std::size_t>(layout_policy::planned)];
   c.api.eager_route_trials = route_trials_;
   c.api.eager_route_steps = route_steps_;
+  c.api.eager_route_tiled = route_tiled_;
   c.api.eager_route_picked = route_picked_;
   c.api.eager_route_saving_us = route_saving_us_;
   c.api.eager_route_check_library_us = route_check_library_us_;

@@ -69,6 +69,8 @@ class engine {
   /// Eager's cuBLAS route: a timed trial call, and the steps a network kept on cuBLAS once decided.
   void count_route_trial() noexcept { ++route_trials_; }
   void count_route_steps(std::uint64_t n) noexcept { route_steps_ += n; }
+  /// Of those, tiled steps that run on cuTENSOR instead of the tiled kernel.
+  void count_route_tiled(std::uint64_t n) noexcept { route_tiled_ += n; }
   /// The step timing picked `n` steps saving `saving_ms` together; the whole-call check then timed
   /// the call without them at `library_ms` and with them at `route_ms`.
   void count_route_picked(std::uint64_t n, double saving_ms) noexcept {
@@ -116,7 +118,7 @@ class engine {
   std::size_t device_total_bytes_ = 0;  // 0: not asked yet (or the device cannot say)
   std::uint64_t analysis_hits_ = 0, analysis_misses_ = 0;
   std::uint64_t layout_trials_ = 0;
-  std::uint64_t route_trials_ = 0, route_steps_ = 0;
+  std::uint64_t route_trials_ = 0, route_steps_ = 0, route_tiled_ = 0;
   std::uint64_t route_picked_ = 0, route_saving_us_ = 0, route_check_library_us_ = 0, route_check_route_us_ = 0;
   static std::uint64_t to_us(double ms) noexcept { return ms > 0 ? static_cast<std::uint64_t>(ms * 1000.0 + 0.5) : 0; }
   std::uint64_t layouts_learned_[layout_count] = {};  // by layout_policy

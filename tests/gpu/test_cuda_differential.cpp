@@ -1053,6 +1053,47 @@ TEST_F(Differential, EagerGemmRouteMatchesCpu) {
   }
 }
 
+// Eager's tiled steps timed against cuTENSOR (the route's `library` candidates,
+// core/gemm_route.hpp): a streaming step the rule puts on the tiled kernel is learned like a cuBLAS
+// candidate (a warm call on cuTENSOR, two calls timed step by step, maybe two timed whole), and every
+// call, on either kernel, must match the CPU engine; with tiled_kernel `always` nothing is timed.
+TEST_F(Differential, EagerTiledAlternativeMatchesCpu) {
+  for (dtype t : all_dtypes) {
+    for (kernel_choice tiled : {kernel_choice::automatic, kernel_choice::always}) {
+      cuda::options opt;
+      opt.tiled_kernel = tiled;
+      opt.fuse_small_steps = false;
+      engine eng(opt);
+      problem p;
+      p.net = parse_expression("wxyk,kz->wxyz", {{64, 64, 32, 8}, {8, 8}});
+      p.tree = tree_from_linear_path(p.net, {{0, 1}});
+      p.type = t;
+      p.source = "streaming step";
+      const auto in = gputest::random_inputs(p, 31, -1.0, 1.0);
+      const host_tensor want = cpu::contract(p, in);
+      const cuda::counters before = eng.stats();
+      for (int call = 0; call < 7; ++call)
+        EXPECT_LE(gputest::rel_error(run_eager(eng, p, in), want), gputest::tolerance(t, 8.0, 16.0))
+            << name_of(t) << " tiled " << static_cast<int>(tiled) << " call " << call;
+      const cuda::counters after = eng.stats();
+      const auto trials = after.api.eager_route_trials - before.api.eager_route_trials;
+      const auto kept = after.api.eager_route_steps - before.api.eager_route_steps;
+      const auto back = after.api.eager_route_tiled - before.api.eager_route_tiled;
+      std::printf("[eager tiled] %s tiled_kernel %d: %llu timed calls, %llu of 1 step back on cuTENSOR\n", std::string(name_of(t)).c_str(),
+                  static_cast<int>(tiled), static_cast<unsigned long long>(trials), static_cast<unsigned long long>(back));
+      if (tiled == kernel_choice::automatic) {
+        EXPECT_TRUE(trials == 2U || trials == 4U) << name_of(t) << ": " << trials << " timed calls";
+        EXPECT_EQ(back, kept) << "the only candidate is the tiled step";
+        EXPECT_LE(back, 1U);
+      } else {
+        EXPECT_EQ(trials, 0U) << "tiled_kernel always: nothing to time";
+      }
+      eng.synchronize();
+      EXPECT_EQ(eng.stats().retirement.in_flight, 0U);
+    }
+  }
+}
+
 // Independent steps at once: programs captured on several streams, their intermediates planned over
 // the tree's levels, against the CPU engine, in every dtype, with and without fusion, three runs
 // each on fresh inputs (a race shows as a moving error); the graph-less replay (one stream, level

@@ -241,5 +241,40 @@ TEST(GemmRoute, CapKeepsTheLargest) {
   EXPECT_EQ(routed, 2U);
 }
 
+TEST(GemmRoute, TiledStepsAreTimedAgainstTheLibrary) {
+  // One streaming step: Big 64 x 64 x 32 x 8 (2^20 elements) against an 8 x 8 Small, 8 contracted
+  // combinations a result: the plan puts it on the tiled kernel, and under `automatic` eager times
+  // cuTENSOR against it (route `library`, no cuBLAS pieces), whatever gemm_lowering says unless a
+  // choice is `always` (untimed), and not when tiled_kernel is not `automatic`.
+  const problem p = einsum_problem("wxyk,kz->wxyz", "64x64x32x8,8x8");
+  options o;
+  o.fuse_small_steps = false;
+  const step_plan plan = plan_steps(p, o);
+  ASSERT_EQ(plan.kernel.size(), 1U);
+  ASSERT_EQ(plan.kernel[0], step_kernel::tiled) << "the case needs a step the rule puts on the tiled kernel";
+  for (bool blas : {true, false}) {
+    for (kernel_choice g : {kernel_choice::automatic, kernel_choice::never}) {
+      options q = o;
+      q.gemm_lowering = g;
+      const gemm_routes r = plan_gemm_routes(plan, q, p.type, blas);
+      SCOPED_TRACE(std::string(blas ? "cuBLAS there" : "no cuBLAS") + ", gemm_lowering " + std::to_string(static_cast<int>(g)));
+      EXPECT_TRUE(r.learn);
+      ASSERT_EQ(r.candidates, std::vector<int>{0});
+      ASSERT_TRUE(r.route[0].has_value());
+      EXPECT_TRUE(r.route[0]->library);
+      EXPECT_FALSE(r.route[0]->direct.has_value());
+      EXPECT_FALSE(r.route[0]->copies.has_value());
+      EXPECT_DOUBLE_EQ(r.route[0]->multiply_adds, 64.0 * 64 * 32 * 8 * 8);
+    }
+  }
+  options always = o;
+  always.gemm_lowering = kernel_choice::always;
+  EXPECT_TRUE(plan_gemm_routes(plan, always, p.type, true).candidates.empty()) << "`always` times nothing";
+  options tiled_always = o;
+  tiled_always.tiled_kernel = kernel_choice::always;
+  EXPECT_TRUE(plan_gemm_routes(plan, tiled_always, p.type, true).candidates.empty())
+      << "tiled_kernel `always`: the kernel, untimed";
+}
+
 }  // namespace
 }  // namespace tnrt
