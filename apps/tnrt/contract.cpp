@@ -101,7 +101,8 @@ GPU knobs:
   --no-fuse                  run every step through cuTENSOR (default: small subtrees in one fused launch)
   --tiled auto|on|off        large x small steps via tnrt's tiled streaming kernel (default auto: compiled
                              mode times it (both layouts) against cuTENSOR per step and keeps the fastest,
-                             eager uses it wherever it applies; on: the kernel wherever it applies)
+                             eager times it against cuTENSOR with its cuBLAS route; on: the kernel wherever
+                             it applies, untimed)
   --tiled-table on|off       compiled: the tiled kernel's plans with coefficients read from a table in shared
                              memory are timed too (default on; off: the A/B)
   --fuse-stage on|off        stage a fused small step's operands (at most 1024 elements each) in shared memory
