@@ -61,7 +61,8 @@ def host_parts(a, b):
     s = _arrays.stream_handle(None, prep.framework, prep.ordinal)
     ctx = _core.context(prep.ordinal)
     out = torch.empty(2, 2, device="cuda")
-    caps = lambda: [_arrays.import_cuda(x, s) for x in prep.arrays]  # noqa: E731
+    caps = lambda: [_arrays.import_cuda(x, s, True) for x in prep.arrays]  # noqa: E731 - as einsum does (stream=None)
+    caps_handshake = lambda: [_arrays.import_cuda(x, s) for x in prep.arrays]  # noqa: E731 - __dlpack__(stream=s)
     return {
         "einsum": best_us(lambda: tnrt.einsum(eq, a, b)),
         "torch.einsum": best_us(lambda: torch.einsum(eq, a, b)),
@@ -69,8 +70,9 @@ def host_parts(a, b):
         "path and problem": best_us(lambda: _core._Prepared(eq, (a, b)).build("auto")),
         "stream": best_us(lambda: _arrays.stream_handle(None, prep.framework, prep.ordinal)),
         "out alloc": best_us(lambda: _arrays.empty_like_framework(prep.framework, prep.arrays[0], problem.output_shape, prep.ordinal)),
-        "dlpack x3": best_us(lambda: (caps(), _arrays.import_cuda(out, s))),
-        "contract_into (C++, dlpack included)": best_us(lambda: ctx.contract_into(problem, caps(), _arrays.import_cuda(out, s), s)),
+        "dlpack x3": best_us(lambda: (caps(), _arrays.import_cuda(out, s, True))),
+        "dlpack x3 through __dlpack__(stream=)": best_us(lambda: (caps_handshake(), _arrays.import_cuda(out, s))),
+        "contract_into (C++, dlpack included)": best_us(lambda: ctx.contract_into(problem, caps(), _arrays.import_cuda(out, s, True), s)),
     }
 
 
