@@ -32,7 +32,8 @@ fusion_plan plan_fusion(const problem& p, const fusion_limits& limits) {
   for (std::size_t k = 0; k < steps; ++k) {
     const step& s = p.tree.steps[k];
     const bool fits = elements(s.lhs) <= limits.max_elements && (s.rhs < 0 || elements(s.rhs) <= limits.max_elements) &&
-                      elements(static_cast<int>(n + k)) <= limits.max_elements;
+                      elements(static_cast<int>(n + k)) <= limits.max_elements &&
+                      (limits.step_fits == nullptr || (k < limits.step_fits->size() && (*limits.step_fits)[k] != 0));
     small[k] = (fits && child_small(s.lhs) && child_small(s.rhs)) ? 1 : 0;
     count[k] = 1 + child_count(s.lhs) + child_count(s.rhs);
   }

@@ -235,6 +235,19 @@ TEST(PlanFusion, HandBuiltTree) {
   ASSERT_EQ(all.subtrees(), 1U);
   EXPECT_EQ(all.absorbed, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_TRUE(all.library_steps.empty());
+  // a step that fits no record (step_fits): neither it nor what is above it is absorbed, the rest is
+  const std::vector<char> fits{1, 0, 1, 1};
+  fusion_limits lim{1 << 20, 2};
+  lim.step_fits = &fits;
+  const fusion_plan some = plan_fusion(p, lim);
+  EXPECT_EQ(some.subtrees(), 0U) << "step 0 alone is under min_subtree_steps; 1, 2, 3 sit on step 1";
+  EXPECT_EQ(some.library_steps, (std::vector<int>{0, 1, 2, 3}));
+  const std::vector<char> top{1, 1, 1, 0};
+  lim.step_fits = &top;
+  const fusion_plan below = plan_fusion(p, lim);
+  ASSERT_EQ(below.subtrees(), 1U);
+  EXPECT_EQ(below.absorbed, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(below.library_steps, (std::vector<int>{3}));
 }
 
 std::filesystem::path source_dir() {
