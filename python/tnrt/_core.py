@@ -33,6 +33,7 @@ def _release_contexts():
             except Exception:  # noqa: BLE001 - exiting: nothing left to report to
                 pass
         _contexts.clear()
+    _path_and_problem.cache_clear()
     _problem.cache_clear()
     _searched_path.cache_clear()
 
@@ -110,14 +111,30 @@ class _Prepared:
         self.is_cuda, self.ordinal = _arrays.common_device(self.arrays)
         names = [_arrays.dtype_name(a) for a in self.arrays]
         self.dtype = names[0] if self.problem is None else self.problem.dtype
-        self.shapes = tuple(tuple(int(e) for e in a.shape) for a in self.arrays)
+        self.shapes = tuple(_shape_of(a) for a in self.arrays)
 
     def build(self, optimize):
         if self.problem is None:
-            path = resolve_path(optimize, self.eq, self.shapes, self.dtype)
-            self.problem = _problem(self.eq, self.shapes, self.dtype, path)
-            self.path = path
+            if optimize is None or isinstance(optimize, (bool, str)):  # one lookup for a repeated einsum
+                self.path, self.problem = _path_and_problem(optimize, self.eq, self.shapes, self.dtype)
+            else:
+                self.path = resolve_path(optimize, self.eq, self.shapes, self.dtype)
+                self.problem = _problem(self.eq, self.shapes, self.dtype, self.path)
         return self.problem
+
+
+def _shape_of(x):
+    """An array's shape as a tuple of Python ints (NumPy's, torch's, CuPy's and JAX's already are)."""
+    s = tuple(x.shape)
+    return s if all(type(e) is int for e in s) else tuple(int(e) for e in s)
+
+
+@functools.lru_cache(maxsize=512)
+def _path_and_problem(optimize, eq, shapes, dtype):
+    """resolve_path and _problem for an `optimize` that is a name (or None, True, False): one cache
+    lookup instead of two on a repeated call."""
+    path = resolve_path(optimize, eq, shapes, dtype)
+    return path, _problem(eq, shapes, dtype, path)
 
 
 def _run(prep, problem, out, stream, program=None, cache=None):

@@ -2,6 +2,7 @@
 takes: explicit output, no ellipsis (its dimensions become fresh labels, right-aligned with numpy's
 broadcasting of size-1 dimensions), the interleaved form turned into letters."""
 
+import functools
 import string
 
 from ._errors import ParseError, ShapeError
@@ -56,11 +57,41 @@ def _ndim(x):
     return len(x.shape)
 
 
+@functools.lru_cache(maxsize=1024)
+def _plain(eq, n):
+    """normalize's answer for an expression without '.' and `n` operands (it depends on nothing
+    else), kept per expression: a repeated einsum skips the string work (1.4 of a 2x2 call's
+    12 us on the CPU engine, 2026-12-07). None when `eq` has a '.' (ellipsis: the shapes decide)."""
+    if "." in eq:
+        return None
+    return _normalize_plain(eq, n)
+
+
+def _normalize_plain(eq, n):
+    eq = "".join(eq.split())
+    if eq.count("->") > 1:
+        raise ParseError(f"einsum: '{eq}' has more than one '->'")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",") if lhs or n else []
+    if len(terms) != n:
+        raise ParseError(f"einsum: '{eq}' names {len(terms)} operands but {n} were given")
+    if not arrow:
+        counts = {}
+        for t in terms:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        rhs = "".join(sorted(c for c, k in counts.items() if k == 1))
+    return ",".join(terms) + "->" + rhs
+
+
 def normalize(eq, operands):
     """Returns (explicit expression without ellipsis, operands), squeezing the size-1 ellipsis
     dimensions an operand broadcasts against a larger extent."""
     if not isinstance(eq, str):
         raise ParseError(f"einsum: expected an expression string, got {type(eq).__name__}")
+    plain = _plain(eq, len(operands))  # raises what the lines below would, and is not kept then
+    if plain is not None:
+        return plain, list(operands)
     eq = "".join(eq.split())
     if eq.count("->") > 1:
         raise ParseError(f"einsum: '{eq}' has more than one '->'")

@@ -176,3 +176,22 @@ def test_einsum_searches_a_path_once_per_expression_shapes_and_optimizer(monkeyp
     assert len(calls) == 2 and calls[1][1] == ((2, 3), (3, 5))
     np.testing.assert_allclose(tnrt.einsum("ij,jk->ik", a, b, optimize="greedy"), a @ b)
     assert len(calls) == 3 and calls[2][2] == "greedy"
+
+
+def test_repeated_einsum_resolves_once(rng):
+    """A repeated einsum with a named optimizer finds its normalized expression, path and problem in
+    one cache lookup each (the host time of small calls), and still computes the right thing; an
+    expression with an ellipsis is never taken from the plain-expression cache."""
+    from tnrt import _core, _expr
+    a, b = rand(rng, (3, 4), np.float64), rand(rng, (4, 5), np.float64)
+    eq = "ij , jk"  # spaces and no output: normalized once
+    first = tnrt.einsum(eq, a, b)
+    before = _core._path_and_problem.cache_info().hits, _expr._plain.cache_info().hits
+    second = tnrt.einsum(eq, a, b)
+    after = _core._path_and_problem.cache_info().hits, _expr._plain.cache_info().hits
+    assert after[0] == before[0] + 1 and after[1] >= before[1] + 1
+    np.testing.assert_allclose(first, a @ b, rtol=1e-12)
+    np.testing.assert_array_equal(first, second)
+    c = rand(rng, (2, 3, 4), np.float64)
+    np.testing.assert_allclose(tnrt.einsum("...ij,jk", c, b), np.einsum("...ij,jk", c, b), rtol=1e-12)
+    assert _expr._plain("...ij,jk", 2) is None
