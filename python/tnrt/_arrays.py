@@ -4,9 +4,10 @@ Stream contract (nanobind itself never synchronizes on a DLPack exchange): tnrt 
 operation on one stream and returns without waiting. Operands are taken with
 ``x.__dlpack__(stream=s)``, so their producer orders its pending writes before tnrt's work on ``s``
 (the DLPack protocol); torch tensors on torch's own current stream (no stream given) need no
-ordering and are exported with ``torch.utils.dlpack.to_dlpack`` (import_cuda). Results are ready in ``s``'s order: read them on ``s``, or make another
-stream wait for ``s`` first. A result tnrt allocated itself (JAX and other frameworks without an
-``empty``) is exported through ``__dlpack__``, which makes the consumer's stream wait for ``s``.
+ordering and are exported with ``torch.utils.dlpack.to_dlpack`` (import_cuda). Results are ready
+in ``s``'s order: read them on ``s``, or make another stream wait for ``s`` first. A result tnrt
+allocated itself (JAX and other frameworks without an ``empty``) is exported through
+``__dlpack__``, which makes the consumer's stream wait for ``s``.
 
 Default stream: the operands' framework's current stream (torch.cuda.current_stream(),
 cupy.cuda.get_current_stream()); for JAX and anything else, CUDA's legacy default stream (JAX has no

@@ -57,17 +57,9 @@ def _ndim(x):
     return len(x.shape)
 
 
-@functools.lru_cache(maxsize=1024)
-def _plain(eq, n):
-    """normalize's answer for an expression without '.' and `n` operands (it depends on nothing
-    else), kept per expression: a repeated einsum skips the string work (1.4 of a 2x2 call's
-    12 us on the CPU engine, 2026-12-07). None when `eq` has a '.' (ellipsis: the shapes decide)."""
-    if "." in eq:
-        return None
-    return _normalize_plain(eq, n)
-
-
-def _normalize_plain(eq, n):
+def _split(eq, n):
+    """`eq` without whitespace, its input terms (checked against `n` operands), its '->' (or '') and
+    its output."""
     eq = "".join(eq.split())
     if eq.count("->") > 1:
         raise ParseError(f"einsum: '{eq}' has more than one '->'")
@@ -75,7 +67,19 @@ def _normalize_plain(eq, n):
     terms = lhs.split(",") if lhs or n else []
     if len(terms) != n:
         raise ParseError(f"einsum: '{eq}' names {len(terms)} operands but {n} were given")
-    if not arrow:
+    return eq, terms, arrow, rhs
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain(eq, n):
+    """normalize's answer for an expression without '.' and `n` operands (it depends on nothing
+    else), kept per expression: a repeated einsum skips the string work (with the path cache,
+    _Prepared 4.8 -> 3.4 us a 2x2 call, bench/results/cpu-2026-12-07-einsum-caches). None when `eq`
+    has a '.' (ellipsis: the shapes decide)."""
+    if "." in eq:
+        return None
+    eq, terms, arrow, rhs = _split(eq, n)
+    if not arrow:  # numpy's implicit output: the labels named once, sorted
         counts = {}
         for t in terms:
             for c in t:
@@ -89,28 +93,13 @@ def normalize(eq, operands):
     dimensions an operand broadcasts against a larger extent."""
     if not isinstance(eq, str):
         raise ParseError(f"einsum: expected an expression string, got {type(eq).__name__}")
-    plain = _plain(eq, len(operands))  # raises what the lines below would, and is not kept then
+    plain = _plain(eq, len(operands))  # raises what _split would, and is not kept then
     if plain is not None:
         return plain, list(operands)
-    eq = "".join(eq.split())
-    if eq.count("->") > 1:
-        raise ParseError(f"einsum: '{eq}' has more than one '->'")
-    lhs, arrow, rhs = eq.partition("->")
-    terms = lhs.split(",") if lhs or operands else []
-    if len(terms) != len(operands):
-        raise ParseError(f"einsum: '{eq}' names {len(terms)} operands but {len(operands)} were given")
+    eq, terms, arrow, rhs = _split(eq, len(operands))
+    if "..." not in eq:  # _plain took every expression without '.'
+        raise ParseError(f"einsum: '{eq}': '.' outside an ellipsis")
     used = set(c for c in eq if c not in ",.->")
-    has_ellipsis = "..." in eq
-    if not has_ellipsis:
-        if "." in eq:
-            raise ParseError(f"einsum: '{eq}': '.' outside an ellipsis")
-        if not arrow:
-            counts = {}
-            for t in terms:
-                for c in t:
-                    counts[c] = counts.get(c, 0) + 1
-            rhs = "".join(sorted(c for c, n in counts.items() if n == 1))
-        return ",".join(terms) + "->" + rhs, list(operands)
 
     # Ellipsis: how many dimensions each operand's '...' covers, and their extents, right-aligned.
     covered = []

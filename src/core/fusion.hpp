@@ -25,9 +25,10 @@ struct fusion_limits {
   int min_subtree_steps = 2;         // a lone small step is cheaper through the library
   /// Per step, nonzero when it fits a record (describe_small_step of its lowered form); null: every
   /// step does. A step that does not is not absorbed, nor anything above it. Until 2026-12-07 one
-  /// such step dropped the whole fusion plan (checked_fusion): at fuse_max_elements 16384 a bond-2
-  /// step of 2^13 elements and 13 modes, past small_step_max_modes, left five networks of the
-  /// fuse-max sweep without a fused launch (bench/results/2026-12-07b-h100-diag).
+  /// such step dropped the whole fusion plan (plan_steps checked the records afterwards): at
+  /// fuse_max_elements 16384 a bond-2 step of 2^13 elements and 13 modes, past small_step_max_modes,
+  /// left five networks of the fuse-max sweep without a fused launch
+  /// (bench/results/2026-12-07b-h100-diag, cpu-2026-12-07-fusion-counts).
   const std::vector<char>* step_fits = nullptr;
 };
 

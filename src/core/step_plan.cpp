@@ -49,24 +49,17 @@ lowered_step lower_tree_step(const options& opt, const problem& p, std::size_t k
   return lower_step(la, s.rhs >= 0 ? &lb : nullptr, ld, net.extents);
 }
 
-fusion_plan fusion_of(const options& opt, const problem& p, const std::vector<lowered_step>* lowered) {
-  if (!opt.fuse_small_steps) return no_fusion(p.tree.steps.size());
-  fusion_limits lim{opt.fuse_max_elements, 2};
-  std::vector<char> fits;
-  if (lowered != nullptr) {
-    small_step_record probe;
-    fits.reserve(lowered->size());
-    for (const lowered_step& s : *lowered) fits.push_back(describe_small_step(s, nullptr, nullptr, nullptr, probe) ? 1 : 0);
-    lim.step_fits = &fits;
-  }
-  return plan_fusion(p, lim);
-}
-
-fusion_plan checked_fusion(const fusion_plan& planned, std::size_t steps, const std::vector<lowered_step>& lowered) {
+fusion_plan fusion_of(const options& opt, const problem& p, const std::vector<lowered_step>& lowered) {
+  const std::size_t steps = p.tree.steps.size();
+  if (!opt.fuse_small_steps) return no_fusion(steps);
   small_step_record probe;
-  for (int k : planned.absorbed)
-    if (!describe_small_step(lowered[static_cast<std::size_t>(k)], nullptr, nullptr, nullptr, probe)) return no_fusion(steps);
-  return planned.subtrees() > 0 ? planned : no_fusion(steps);
+  std::vector<char> fits;
+  fits.reserve(lowered.size());
+  for (const lowered_step& s : lowered) fits.push_back(describe_small_step(s, nullptr, nullptr, nullptr, probe) ? 1 : 0);
+  fusion_limits lim{opt.fuse_max_elements, 2};
+  lim.step_fits = &fits;
+  fusion_plan f = plan_fusion(p, lim);
+  return f.subtrees() > 0 ? f : no_fusion(steps);
 }
 
 tiled_limits tiled_limits_of(const options& opt) {
@@ -124,7 +117,7 @@ step_plan plan_steps(const problem& p, const options& opt, const std::vector<std
   }
   plan.lowered.resize(steps);
   for (std::size_t k = 0; k < steps; ++k) plan.lowered[k] = lower_tree_step(opt, p, k, plan.strides, final_strides);
-  plan.fusion = checked_fusion(fusion_of(opt, p, &plan.lowered), steps, plan.lowered);
+  plan.fusion = fusion_of(opt, p, plan.lowered);
   plan.consumer = step_consumers(p.net, p.tree);
   plan.kernel.assign(steps, step_kernel::library);
   plan.tiled.resize(steps);

@@ -66,13 +66,10 @@ std::vector<std::vector<std::int64_t>> input_strides(const problem& p, const std
 /// step row-major, or `final_strides` when given), which it records there.
 lowered_step lower_tree_step(const options& opt, const problem& p, std::size_t k, std::vector<std::vector<std::int64_t>>& strides,
                              const std::vector<std::int64_t>* final_strides = nullptr);
-/// The fusion plan under the options (every step to the library when fusion is off).
-/// plan_fusion under opt (fuse_small_steps, fuse_max_elements); with `lowered` (each step's lowered
-/// form), only steps that fit a record are absorbed.
-fusion_plan fusion_of(const options& opt, const problem& p, const std::vector<lowered_step>* lowered = nullptr);
-/// `planned`, or every step to the library when some absorbed step does not fit a record or no
-/// subtree is left. `lowered` must hold the absorbed steps' forms.
-fusion_plan checked_fusion(const fusion_plan& planned, std::size_t steps, const std::vector<lowered_step>& lowered);
+/// The fusion plan under the options (fuse_small_steps, fuse_max_elements): plan_fusion's subtrees
+/// of steps whose lowered form (`lowered`, by step) fits a record; every step to the library when
+/// fusion is off or no subtree is left.
+fusion_plan fusion_of(const options& opt, const problem& p, const std::vector<lowered_step>& lowered);
 /// The tiled kernel's limits under the options.
 tiled_limits tiled_limits_of(const options& opt);
 /// The tiled rule: describe_tiled under the options' limits, with the plan eager takes without

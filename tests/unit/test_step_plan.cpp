@@ -134,6 +134,28 @@ problem big_small_problem() {
   return p;
 }
 
+// A step past a record's modes under a large fusion limit: y-z-m-w chain of 2 x 2 matrices, then a
+// 13-mode bond-2 tensor (8192 elements, under the 16384 limit) contracted with their product. The
+// chain's two steps are still one fused subtree and the 13-mode step goes to another kernel; until
+// 2026-12-07 that step dropped the whole fusion plan (bench/results/2026-12-07b-h100-diag).
+TEST(StepPlan, StepPastARecordLeavesTheRestFused) {
+  problem p;
+  p.net = parse_expression("yz,zm,mw,abcdefghijkly->abcdefghijklw", {{2, 2}, {2, 2}, {2, 2}, std::vector<i64>(13, 2)});
+  p.tree = tree_from_linear_path(p.net, {{0, 1}, {0, 2}, {0, 1}});
+  options opt;
+  opt.fuse_max_elements = 16384;
+  const step_plan sp = plan_steps(p, opt, nullptr, nullptr);
+  ASSERT_EQ(sp.kernel.size(), 3U);
+  small_step_record probe;
+  ASSERT_FALSE(describe_small_step(sp.lowered[2], nullptr, nullptr, nullptr, probe)) << "the case needs a step past a record";
+  check_plan(p, opt, sp, "chain under a 13-mode step");
+  ASSERT_EQ(sp.fusion.subtrees(), 1U);
+  EXPECT_EQ(sp.fusion.absorbed, (std::vector<int>{0, 1}));
+  EXPECT_EQ(sp.kernel[0], step_kernel::fused);
+  EXPECT_EQ(sp.kernel[1], step_kernel::fused);
+  EXPECT_NE(sp.kernel[2], step_kernel::fused);
+}
+
 // The eager rule's intensity limit: lattice-7x7-d8's large x small steps sum 64 products per
 // result over results as many as Big's elements (32 multiply-adds per streamed element): those are
 // not tiled by rule; without the limit (compiled's candidates) all of them are, and the reference
