@@ -55,7 +55,7 @@ constexpr option_spec contract_specs[] = {
     {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
     {"ranks", true},        {"schedule", true},
     {"distributed", false}, {"launch", true},     {"rendezvous", true},  {"collective-timeout", true},
-    {"parallel-slices", true}, {"algo-timing", true}, {"gemm", true}, {"gemm-copies", true}, {"gemm-check", true}, {"gemm-workspace", true}, {"precision", true}, {"branches", true}, {"split-sums", true},
+    {"parallel-slices", true}, {"algo-timing", true}, {"step-timing", true}, {"gemm", true}, {"gemm-copies", true}, {"gemm-check", true}, {"gemm-workspace", true}, {"precision", true}, {"branches", true}, {"split-sums", true},
 };
 
 constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
@@ -118,6 +118,10 @@ GPU knobs:
   --algo default|patient|gett|tgett|ttgt   cuTENSOR's algorithm choice
   --algo-timing auto|off     compiled: time cuTENSOR's algorithms on every library step and keep the
                              fastest (auto, the default), or take --algo's everywhere (off)
+  --step-timing device|enqueue
+                             compiled: time each step alone by the GPU's time, its launches held behind a
+                             spin kernel until all are enqueued (device, the default), or by events around
+                             the enqueue, the host's launch cost in it (enqueue)
   --kernel-ranks N           compiled, with --algo-timing auto: on library steps of 50 us or more, also
                              time each algorithm's next N kernels by cuTENSOR's own ranking (default 0: none)
   --gemm auto|on|off         compiled: a step that is one (strided-batched) GEMM by strides is timed through
@@ -469,6 +473,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.algo = algo == "patient" ? -6 : algo == "gett" ? -4 : algo == "tgett" ? -3 : algo == "ttgt" ? -2 : -1;
   o.autotune = a.has("autotune");
   o.library_algos = a.choice_or("algo-timing", "auto", {"auto", "off"}) == "auto" ? kernel_choice::automatic : kernel_choice::never;
+  o.step_timing = a.choice_or("step-timing", "device", {"device", "enqueue"}) == "device" ? timing_method::device : timing_method::enqueue;
   o.gemm_lowering = choice_knob(a, "gemm");
   o.gemm_copies = choice_knob(a, "gemm-copies");
   o.gemm_workspace_bytes = a.bytes_or("gemm-workspace", o.gemm_workspace_bytes);
@@ -644,6 +649,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"kernel_ranks", opt.kernel_ranks},
                   {"algo", opt.algo},
                   {"algo_timing", opt.library_algos == kernel_choice::automatic},
+                  {"step_timing", opt.step_timing == timing_method::device ? "device" : "enqueue"},
                   {"precision", opt.compute_precision == precision::tf32     ? "tf32"
                                 : opt.compute_precision == precision::tf32x3 ? "tf32x3"
                                                                              : "full"},
@@ -1145,6 +1151,7 @@ int run_contract(std::span<char* const> argv) {
 #else
   (void)a.int_or("plan-cache", 0, 0, 1 << 24);
   (void)a.choice_or("algo-timing", "auto", {"auto", "off"});
+  (void)a.choice_or("step-timing", "device", {"device", "enqueue"});
   (void)a.choice_or("gemm", "auto", {"auto", "on", "off"});
   (void)a.choice_or("gemm-copies", "auto", {"auto", "on", "off"});
   (void)a.bytes_or("gemm-workspace", 0);

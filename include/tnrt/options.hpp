@@ -26,6 +26,11 @@ enum class kernel_choice : std::uint8_t { never, always, automatic };
 /// tnrt's own kernels always compute in full.
 enum class precision : std::uint8_t { full, tf32, tf32x3 };
 
+/// How compiled times one step alone while it chooses the step's kernel: `device` (the GPU's time
+/// for the step, its launches held behind a spin kernel until all are enqueued, as a graph replays
+/// them) or `enqueue` (the events around the enqueue as it happens, the host's launch cost in it).
+enum class timing_method : std::uint8_t { device, enqueue };
+
 struct options {
   /// CUDA device ordinal, or cpu_device for the CPU reference engine (host tensors only).
   int device = 0;
@@ -124,6 +129,15 @@ struct options {
   /// step and keep the fastest whose workspace fits the step's place in the arena (`automatic`, the
   /// default); `never`: the one `algo` says.
   kernel_choice library_algos = kernel_choice::automatic;
+  /// Compiled: how each step is timed alone while its kernel, cuTENSOR algorithm, cuBLAS form and
+  /// tiled plan are chosen (src/cuda/step_timer.hpp). `device` (the default since 2026-12-07): the
+  /// GPU's time, the step's launches held behind a spin kernel until all are enqueued, so the
+  /// events see them back to back as the program's graph runs them. `enqueue` (before): events
+  /// around the enqueue as it happens; a step of a few microseconds then measured mostly its
+  /// library's host cost, and its choices moved between compiles (mpo-heis-L40-D64-f64: 53 and 82
+  /// algorithms changed, 0.515 and 0.390 ms, in one H200 sitting; bench/results/2026-12-07d-h200-show).
+  /// Whole programs (layouts, branches, the checks) are timed by replay either way. CLI --step-timing.
+  timing_method step_timing = timing_method::device;
   /// Compiled, with library_algos automatic: on a library step still at least kernel_rank_min_ms
   /// after those timings, each algorithm's next `kernel_ranks` kernels by cuTENSOR's own ranking
   /// (CUTENSOR_PLAN_PREFERENCE_KERNEL_RANK 1..kernel_ranks) are timed too, and one is kept when at

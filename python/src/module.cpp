@@ -372,6 +372,11 @@ class py_context {
       else if (key == "fuse_levels") opt_.fuse_levels = nb::cast<bool>(v);
       else if (key == "tiled_table") opt_.tiled_table = nb::cast<bool>(v);
       else if (key == "algo_timing") opt_.library_algos = choice_of(key, v);
+      else if (key == "step_timing") {
+        const auto s = nb::cast<std::string>(v);
+        if (s != "device" && s != "enqueue") throw tnrt::usage_error("option 'step_timing' is 'device' or 'enqueue', not '" + s + "'");
+        opt_.step_timing = s == "device" ? tnrt::timing_method::device : tnrt::timing_method::enqueue;
+      }
       else if (key == "gemm") opt_.gemm_lowering = choice_of(key, v);
       else if (key == "gemm_copies") opt_.gemm_copies = choice_of(key, v);
       else if (key == "gemm_check") opt_.gemm_check = choice_of(key, v);

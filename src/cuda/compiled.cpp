@@ -12,6 +12,7 @@
 #include "cuda/eager.hpp"
 #include "cuda/full_dot.hpp"
 #include "cuda/small_steps.hpp"
+#include "cuda/step_timer.hpp"
 #include "cuda/tiled.hpp"
 #include "tnrt/errors.hpp"
 #include "tnrt/tensor.hpp"
@@ -72,35 +73,9 @@ compiled_program::compiled_program(engine& eng, const problem& p, plan_only)
 compiled_program::~compiled_program() = default;
 
 namespace {
-// Compile-time timing with two events on one stream (it waits for each measurement).
-class stream_timer {
- public:
-  stream_timer() {
-    cudaEvent_t raw = nullptr;
-    TNRT_CUDA(cudaEventCreate(&raw));
-    e0_.reset(raw);
-    TNRT_CUDA(cudaEventCreate(&raw));
-    e1_.reset(raw);
-  }
-  /// Milliseconds of what `enqueue` puts on `st`.
-  template <class F>
-  float ms(cudaStream_t st, F&& enqueue) {
-    TNRT_CUDA(cudaEventRecord(e0_.get(), st));
-    enqueue();
-    TNRT_CUDA(cudaEventRecord(e1_.get(), st));
-    TNRT_CUDA(cudaEventSynchronize(e1_.get()));
-    float t = 0;
-    TNRT_CUDA(cudaEventElapsedTime(&t, e0_.get(), e1_.get()));
-    return t;
-  }
-
- private:
-  event_owner e0_, e1_;
-};
-
 // Five replays after two warm-ups: their median, fastest and slowest (core/replay_choice.hpp).
 replay_times time_replays(compiled_program& prog, cudaStream_t st) {
-  stream_timer timer;
+  step_timer timer(false);  // a replay as a caller pays it: the graph launch's host cost too
   std::vector<float> ms;
   for (int rep = 0; rep < 7; ++rep) {
     const float t = timer.ms(st, [&] { prog.run(st); });
@@ -819,12 +794,12 @@ void compiled_program::build_in_place(std::span<const void* const> srcs) {
 // Times each step that tnrt's own kernel can take both ways, on the program's own buffers (their
 // contents do not matter to the speed), and keeps the faster. Compile time only: it synchronizes.
 void compiled_program::choose_kernels_by_timing(const problem& p, const step_choices& c, std::size_t reserve_bytes, std::size_t limit_bytes) {
-  stream_timer timer;
+  step_timer timer(opt_.step_timing == timing_method::device);
   cudaStream_t st = eng_->stream();
   auto time_op = [&](const op& o) {
     float best = 1e30F;
     for (int rep = 0; rep < 5; ++rep) {  // the first run warms caches and loads the module
-      const float t = timer.ms(st, [&] { enqueue_op(o, st); });
+      const float t = timer.ms(st, [&] { enqueue_op(o, st); }, rep == 0);
       if (rep > 0) best = std::min(best, t);
     }
     return best;

@@ -20,6 +20,7 @@ expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --quiet=yes
 expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --gemm sometimes
 expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --layout diagonal
 expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --algo-timing maybe
+expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --step-timing host
 expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --kernel-ranks 65
 expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --gemm-algos 65
 expect_error 2 contract "ab,bc->ac" --shapes 2x3,3x4 --gemm-algo-min-ms -1

@@ -136,6 +136,11 @@ def test_context_options_are_checked():
         _tnrt.Context(-1, {"layout": value})
     with pytest.raises(tnrt.UsageError, match="layout"):
         _tnrt.Context(-1, {"layout": "diagonal"})
+    # how compiled times a step alone: the GPU's time, or the enqueue's (the CLI's --step-timing)
+    for value in ("device", "enqueue"):
+        _tnrt.Context(-1, {"step_timing": value})
+    with pytest.raises(tnrt.UsageError, match="step_timing"):
+        _tnrt.Context(-1, {"step_timing": "host"})
     # cuTENSOR's runner-up kernels (opt-in): 0 to 64, as the CLI's --kernel-ranks
     for value in (0, 3, 64):
         _tnrt.Context(-1, {"kernel_ranks": value})
