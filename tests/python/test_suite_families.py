@@ -96,13 +96,14 @@ def test_suite_shape():
     s = SUITE_DOC
     assert s["name"] == "families"
     assert [v["name"] for v in s["variants"]] == ["eager", "eager no route", "compiled", "compiled static", "compiled gemm workspace",
-                                                  "compiled jit", "compiled tf32", "compiled dot off", "compiled stage"]
-    assert [v["mode"] for v in s["variants"]] == ["eager"] * 2 + ["compiled"] * 7
+                                                  "compiled jit", "compiled tf32", "compiled dot off", "compiled stage",
+                                                  "compiled enqueue timing"]
+    assert [v["mode"] for v in s["variants"]] == ["eager"] * 2 + ["compiled"] * 8
     # eager's thirteen warm-ups: it learns a network's layout over its first eight calls (four layouts),
     # then its cuBLAS route over five more
     assert [v["options"] for v in s["variants"]] == [["--warmup", "13"], ["--warmup", "13", "--gemm", "off"], [], ["--static-inputs"], ["--gemm-workspace", "32M"],
                                                      ["--jit-steps", "4"], ["--precision", "tf32"], ["--dot", "off"],
-                                                     ["--fuse-stage", "on"]]
+                                                     ["--fuse-stage", "on"], ["--step-timing", "enqueue"]]
     # the A/B variants run on the networks they concern only, and every glob names a network
     names = [p["name"] for p in s["problems"]]
     for v in s["variants"][1:2] + s["variants"][4:]:
