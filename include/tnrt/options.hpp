@@ -26,10 +26,10 @@ enum class kernel_choice : std::uint8_t { never, always, automatic };
 /// tnrt's own kernels always compute in full.
 enum class precision : std::uint8_t { full, tf32, tf32x3 };
 
-/// How compiled times one step alone while it chooses the step's kernel: `device` (the GPU's time
-/// for the step, its launches held behind a spin kernel until all are enqueued, as a graph replays
-/// them) or `enqueue` (the events around the enqueue as it happens, the host's launch cost in it).
-enum class timing_method : std::uint8_t { device, enqueue };
+/// How compiled times one step alone while it chooses the step's kernel: `enqueue` (the events
+/// around the enqueue as it happens, the host's launch cost in it) or `device` (the GPU's time for
+/// the step, its launches held behind a spin kernel until all are enqueued, as a graph replays them).
+enum class timing_method : std::uint8_t { enqueue, device };
 
 struct options {
   /// CUDA device ordinal, or cpu_device for the CPU reference engine (host tensors only).
@@ -130,14 +130,16 @@ struct options {
   /// default); `never`: the one `algo` says.
   kernel_choice library_algos = kernel_choice::automatic;
   /// Compiled: how each step is timed alone while its kernel, cuTENSOR algorithm, cuBLAS form and
-  /// tiled plan are chosen (src/cuda/step_timer.hpp). `device` (the default since 2026-12-07): the
-  /// GPU's time, the step's launches held behind a spin kernel until all are enqueued, so the
-  /// events see them back to back as the program's graph runs them. `enqueue` (before): events
-  /// around the enqueue as it happens; a step of a few microseconds then measured mostly its
-  /// library's host cost, and its choices moved between compiles (mpo-heis-L40-D64-f64: 53 and 82
-  /// algorithms changed, 0.515 and 0.390 ms, in one H200 sitting; bench/results/2026-12-07d-h200-show).
-  /// Whole programs (layouts, branches, the checks) are timed by replay either way. CLI --step-timing.
-  timing_method step_timing = timing_method::device;
+  /// tiled plan are chosen (src/cuda/step_timer.hpp). `enqueue` (the default): events around the
+  /// enqueue as it happens, so a step's time holds its library's host cost; a step of a few
+  /// microseconds measures mostly that. `device` (opt-in): the GPU's time, the step's launches held
+  /// behind a spin kernel until all are enqueued, as the program's graph runs them. Measured on the
+  /// suite (H100, 2026-12-07, bench/results/2026-12-07e-h100-step-timing): `device` ran 0.995x
+  /// `enqueue`'s replay times in geometric mean over 38 networks (within a compile's spread) and
+  /// took 1.46x its compile time (up to 2.97x: the spin, once doubled for a slow enqueue, stays
+  /// long), so it is not the default. Whole programs are timed by replay either way. CLI
+  /// --step-timing.
+  timing_method step_timing = timing_method::enqueue;
   /// Compiled, with library_algos automatic: on a library step still at least kernel_rank_min_ms
   /// after those timings, each algorithm's next `kernel_ranks` kernels by cuTENSOR's own ranking
   /// (CUTENSOR_PLAN_PREFERENCE_KERNEL_RANK 1..kernel_ranks) are timed too, and one is kept when at

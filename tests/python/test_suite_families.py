@@ -97,13 +97,13 @@ def test_suite_shape():
     assert s["name"] == "families"
     assert [v["name"] for v in s["variants"]] == ["eager", "eager no route", "compiled", "compiled static", "compiled gemm workspace",
                                                   "compiled jit", "compiled tf32", "compiled dot off", "compiled stage",
-                                                  "compiled enqueue timing"]
+                                                  "compiled device timing"]
     assert [v["mode"] for v in s["variants"]] == ["eager"] * 2 + ["compiled"] * 8
     # eager's thirteen warm-ups: it learns a network's layout over its first eight calls (four layouts),
     # then its cuBLAS route over five more
     assert [v["options"] for v in s["variants"]] == [["--warmup", "13"], ["--warmup", "13", "--gemm", "off"], [], ["--static-inputs"], ["--gemm-workspace", "32M"],
                                                      ["--jit-steps", "4"], ["--precision", "tf32"], ["--dot", "off"],
-                                                     ["--fuse-stage", "on"], ["--step-timing", "enqueue"]]
+                                                     ["--fuse-stage", "on"], ["--step-timing", "device"]]
     # the A/B variants run on the networks they concern only, and every glob names a network
     names = [p["name"] for p in s["problems"]]
     for v in s["variants"][1:2] + s["variants"][4:]:
