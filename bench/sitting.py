@@ -1,6 +1,6 @@
 """Helpers for a sitting's summary.py (bench/results/<sitting>/summary.py): the harness records'
-medians, the spread of a list of ratios, eager's thinnest leads over torch eager, and tnrt's times
-against an earlier sitting's. A summary puts bench/ (two folders above
+medians, the spread of a list of ratios, JAX `highest` against tnrt compiled, eager's thinnest leads
+over torch eager, and tnrt's times against an earlier sitting's. A summary puts bench/ (two folders above
 its own) on sys.path and imports this module."""
 import json
 import statistics as st
@@ -28,3 +28,28 @@ def print_eager_thinnest(tnrt, torch, title, n=4):
 def ratios_against(tnrt, old, variant):
     """[(this sitting's time over the old one's, problem)] for tnrt's `variant` where both ran."""
     return [(tnrt[k] / old[k], k[1]) for k in tnrt if k[0] == variant and k in old]
+
+
+def print_jax_against_compiled(tnrt, runs):
+    """JAX `highest`'s medians in each harness run of `runs` (folders) against tnrt compiled's in
+    `tnrt` (another run's medians), as a Markdown table and the ratios' spread."""
+    print("## JAX `highest` against tnrt compiled (fam-tnrt's run)\n")
+    print("| network | JAX run | tnrt compiled ms | JAX `highest` ms | JAX / tnrt |\n|---|---|---:|---:|---:|")
+    q = []
+    for run in runs:
+        for (_, p), j in medians(f"{run}/results.json", "jax highest").items():
+            c = tnrt[("compiled", p)]
+            q.append(j / c)
+            print(f"| {p} | {run} | {c:.3f} | {j:.3f} | {j / c:.2f} |")
+    print(f"\nJAX / tnrt: {spread(q)}; tnrt ahead on {sum(x > 1 for x in q)} of {len(q)}.\n")
+
+
+def print_against_old(tnrt, old, old_name, variants=("eager", "compiled"), slowest=0):
+    """For each variant, the spread of this sitting's times over `old`'s (sitting `old_name`), and the
+    `slowest` networks by that ratio when asked."""
+    for v in variants:
+        q = ratios_against(tnrt, old, v)
+        print(f"- {v}: {spread([r for r, _ in q])}")
+        if slowest:
+            worst = sorted(q, reverse=True)[:slowest]
+            print(f"  - slowest against {old_name}: " + ", ".join(f"{p} {r:.3f}" for r, p in worst))

@@ -3,25 +3,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "tnrt/path.hpp"
+
 namespace tnrt {
-namespace {
 
-// Multiply-adds of a lowered step: the product of the extents of every mode it names once.
-double multiply_adds_of(const lowered_step& low) {
-  std::vector<std::int32_t> seen;
-  double n = 1;
-  for (const strided_operand* o : {&low.a, &low.b, &low.d})
-    for (std::size_t i = 0; i < o->modes.size(); ++i) {
-      if (std::find(seen.begin(), seen.end(), o->modes[i]) != seen.end()) continue;
-      seen.push_back(o->modes[i]);
-      n *= static_cast<double>(o->extents[i]);
-    }
-  return n;
-}
-
-}  // namespace
-
-gemm_routes plan_gemm_routes(const step_plan& plan, const options& opt, dtype t, bool blas_there, const gemm_route_rule& rule) {
+gemm_routes plan_gemm_routes(const problem& p, const step_plan& plan, const options& opt, dtype t, bool blas_there, const gemm_route_rule& rule) {
   gemm_routes out;
   const std::size_t steps = plan.lowered.size();
   out.route.resize(steps);
@@ -37,12 +23,14 @@ gemm_routes plan_gemm_routes(const step_plan& plan, const options& opt, dtype t,
   const bool tiled_timed = out.learn && opt.tiled_kernel == kernel_choice::automatic;
 
   std::vector<int> chosen;
+  std::vector<double> tree_madds;  // the tiled candidates' multiply-adds, by step, when there are any
   for (std::size_t k = 0; k < steps; ++k) {
     const lowered_step& low = plan.lowered[k];
     if (plan.kernel[k] == step_kernel::tiled && tiled_timed) {
       gemm_route r;
       r.library = true;
-      r.multiply_adds = multiply_adds_of(low);
+      if (tree_madds.empty()) tree_madds = step_multiply_adds(p.net, p.tree);
+      r.multiply_adds = tree_madds[k];
       out.route[k] = std::move(r);
       chosen.push_back(static_cast<int>(k));
       continue;

@@ -61,11 +61,12 @@ struct gemm_routes {
   bool learn = false;
 };
 
-/// The routes of `plan`'s library steps under `opt` (gemm_lowering, gemm_copies,
+/// The routes of `plan`'s library steps (the plan of `p`) under `opt` (gemm_lowering, gemm_copies,
 /// compute_precision) for element type `t`: no cuBLAS ones when gemm_lowering is `never`, or for
 /// 3xTF32 on a single-precision type (cuBLAS has no twin of it), or when `blas_there` is false.
 /// With tiled_kernel `automatic` and the routes timed (`learn`), every tiled step of the plan is a
 /// candidate too (`library`): cuTENSOR against the tiled kernel.
-gemm_routes plan_gemm_routes(const step_plan& plan, const options& opt, dtype t, bool blas_there, const gemm_route_rule& rule = {});
+gemm_routes plan_gemm_routes(const problem& p, const step_plan& plan, const options& opt, dtype t, bool blas_there,
+                             const gemm_route_rule& rule = {});
 
 }  // namespace tnrt

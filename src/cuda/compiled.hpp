@@ -24,6 +24,7 @@
 #include "core/step_plan.hpp"
 #include "core/tiled.hpp"
 #include "cuda/engine.hpp"
+#include "cuda/event_owner.hpp"
 #include "cuda/strided_copy.hpp"
 #include "tnrt/memory_plan.hpp"
 #include "tnrt/network.hpp"
@@ -41,12 +42,8 @@ struct graph_deleter {
 struct graph_exec_deleter {
   void operator()(cudaGraphExec_t g) const noexcept { (void)cudaGraphExecDestroy(g); }
 };
-struct event_deleter {
-  void operator()(cudaEvent_t e) const noexcept { (void)cudaEventDestroy(e); }
-};
 using graph_owner = std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, graph_deleter>;
 using graph_exec_owner = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, graph_exec_deleter>;
-using event_owner = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, event_deleter>;
 
 class compiled_program {
  public:

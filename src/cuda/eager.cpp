@@ -310,7 +310,7 @@ route_turn next_route(engine& eng, const problem& p, const eager_call& call, con
   if (r.at == route_learning::phase::start) {
     if (capturing(call.stream)) return {};  // no trial into a graph: start on a later call
     r.layout = layout.layout;
-    r.routes = plan_gemm_routes(plan, o, p.type, eng.blas() != nullptr);
+    r.routes = plan_gemm_routes(p, plan, o, p.type, eng.blas() != nullptr);
     const std::size_t steps = plan.lowered.size();
     r.slot.assign(steps, -1);
     r.use.assign(steps, 0);

@@ -11,12 +11,11 @@
 //   spin (checked on the host's clock), the spin doubles, up to max_lead_ns, and the step is timed
 //   again.
 #include <chrono>
-#include <memory>
-#include <type_traits>
 
 #include <cuda_runtime_api.h>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/event_owner.hpp"
 
 namespace tnrt::cuda {
 
@@ -39,12 +38,17 @@ class step_timer {
   /// Milliseconds of what `enqueue` puts on `st`. `warm`: a warm-up run whose time is not used (no spin).
   template <class F>
   float ms(cudaStream_t st, F&& enqueue, bool warm = false) {
-    if (!device_ || warm) return timed(st, enqueue);
+    if (!device_ || warm) {
+      between_events(st, enqueue);
+      return elapsed();
+    }
     for (;;) {
       const auto h0 = std::chrono::steady_clock::now();
       launch_spin(st, static_cast<unsigned long long>(lead_ns_));
-      const float t = timed(st, enqueue, &h0);
-      if (host_ns_ <= lead_ns_ || lead_ns_ >= max_lead_ns) return t;
+      between_events(st, enqueue);
+      const auto host_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - h0).count();
+      const float t = elapsed();
+      if (host_ns <= lead_ns_ || lead_ns_ >= max_lead_ns) return t;
       lead_ns_ *= 2;  // the host was still enqueuing when the spin ended: longer, and again
       ++doublings_;
     }
@@ -54,17 +58,14 @@ class step_timer {
   [[nodiscard]] int doublings() const noexcept { return doublings_; }
 
  private:
-  struct event_deleter {
-    void operator()(cudaEvent_t e) const noexcept { (void)cudaEventDestroy(e); }
-  };
-  using event_ptr = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, event_deleter>;
-
   template <class F>
-  float timed(cudaStream_t st, F& enqueue, const std::chrono::steady_clock::time_point* spin_at = nullptr) {
+  void between_events(cudaStream_t st, F& enqueue) {
     TNRT_CUDA(cudaEventRecord(e0_.get(), st));
     enqueue();
     TNRT_CUDA(cudaEventRecord(e1_.get(), st));
-    if (spin_at != nullptr) host_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - *spin_at).count();
+  }
+  /// Waits for the second event: the milliseconds between the two.
+  float elapsed() {
     TNRT_CUDA(cudaEventSynchronize(e1_.get()));
     float t = 0;
     TNRT_CUDA(cudaEventElapsedTime(&t, e0_.get(), e1_.get()));
@@ -72,9 +73,9 @@ class step_timer {
   }
 
   bool device_;
-  long long lead_ns_ = first_lead_ns, host_ns_ = 0;
+  long long lead_ns_ = first_lead_ns;
   int doublings_ = 0;
-  event_ptr e0_, e1_;
+  event_owner e0_, e1_;
 };
 
 }  // namespace tnrt::cuda

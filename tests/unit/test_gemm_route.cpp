@@ -92,7 +92,7 @@ TEST(GemmRoute, BatchedGemmIsATimedCandidate) {
   const problem p = einsum_problem("bij,bjk->bik", "64x128x128,64x128x128");
   const options o = no_fusion();
   const step_plan plan = plan_steps(p, o);
-  const gemm_routes r = plan_gemm_routes(plan, o, p.type, true);
+  const gemm_routes r = plan_gemm_routes(p, plan, o, p.type, true);
   ASSERT_EQ(r.candidates, std::vector<int>{0});
   EXPECT_TRUE(r.learn);
   ASSERT_TRUE(r.route[0].has_value());
@@ -107,13 +107,13 @@ TEST(GemmRoute, OptionsAndMachineTurnItOff) {
   const problem p = einsum_problem("bij,bjk->bik", "64x128x128,64x128x128");
   options o = no_fusion();
   const step_plan plan = plan_steps(p, o);
-  EXPECT_TRUE(plan_gemm_routes(plan, o, p.type, false).candidates.empty()) << "no cuBLAS on the machine";
+  EXPECT_TRUE(plan_gemm_routes(p, plan, o, p.type, false).candidates.empty()) << "no cuBLAS on the machine";
   o.gemm_lowering = kernel_choice::never;
-  EXPECT_TRUE(plan_gemm_routes(plan, o, p.type, true).candidates.empty()) << "gemm_lowering never";
+  EXPECT_TRUE(plan_gemm_routes(p, plan, o, p.type, true).candidates.empty()) << "gemm_lowering never";
   o.gemm_lowering = kernel_choice::automatic;
   o.compute_precision = precision::tf32x3;
-  EXPECT_TRUE(plan_gemm_routes(plan, o, dtype::f32, true).candidates.empty()) << "3xTF32 has no cuBLAS twin";
-  EXPECT_EQ(plan_gemm_routes(plan, o, dtype::f64, true).candidates.size(), 1U) << "3xTF32 leaves double alone";
+  EXPECT_TRUE(plan_gemm_routes(p, plan, o, dtype::f32, true).candidates.empty()) << "3xTF32 has no cuBLAS twin";
+  EXPECT_EQ(plan_gemm_routes(p, plan, o, dtype::f64, true).candidates.size(), 1U) << "3xTF32 leaves double alone";
 }
 
 TEST(GemmRoute, SmallStepsOnlyUnderAlways) {
@@ -121,15 +121,15 @@ TEST(GemmRoute, SmallStepsOnlyUnderAlways) {
   const problem p = einsum_problem("ij,jk->ik", "8x8,8x8");
   options o = no_fusion();
   const step_plan plan = plan_steps(p, o);
-  EXPECT_TRUE(plan_gemm_routes(plan, o, p.type, true).candidates.empty());
+  EXPECT_TRUE(plan_gemm_routes(p, plan, o, p.type, true).candidates.empty());
   o.gemm_lowering = kernel_choice::always;
-  const gemm_routes r = plan_gemm_routes(plan, o, p.type, true);
+  const gemm_routes r = plan_gemm_routes(p, plan, o, p.type, true);
   EXPECT_EQ(r.candidates, std::vector<int>{0});
   EXPECT_FALSE(r.learn) << "always: untimed";
   gemm_route_rule low;
   low.min_multiply_adds = 512;
   o.gemm_lowering = kernel_choice::automatic;
-  EXPECT_EQ(plan_gemm_routes(plan, o, p.type, true, low).candidates, std::vector<int>{0}) << "at the floor exactly";
+  EXPECT_EQ(plan_gemm_routes(p, plan, o, p.type, true, low).candidates, std::vector<int>{0}) << "at the floor exactly";
 }
 
 TEST(GemmRoute, CopiesWhereTheStepIsNoGemmAsItLies) {
@@ -144,7 +144,7 @@ TEST(GemmRoute, CopiesWhereTheStepIsNoGemmAsItLies) {
     SCOPED_TRACE(std::string("layout ") + std::to_string(static_cast<int>(lay)));
     ASSERT_FALSE(lower_to_gemm(low).has_value()) << "the case needs a step that is no GEMM as it lies";
     ASSERT_TRUE(lower_to_gemm_with_copies(low).has_value());
-    const gemm_routes r = plan_gemm_routes(plan, o, p.type, true);
+    const gemm_routes r = plan_gemm_routes(p, plan, o, p.type, true);
     ASSERT_EQ(r.candidates, std::vector<int>{0});
     EXPECT_FALSE(r.route[0]->direct.has_value());
     EXPECT_TRUE(r.route[0]->copies.has_value());
@@ -154,9 +154,9 @@ TEST(GemmRoute, CopiesWhereTheStepIsNoGemmAsItLies) {
   o.intermediate_layout = layout_policy::column_major;
   const step_plan plan = plan_steps(p, o);
   o.gemm_copies = kernel_choice::never;
-  EXPECT_TRUE(plan_gemm_routes(plan, o, p.type, true).candidates.empty());
+  EXPECT_TRUE(plan_gemm_routes(p, plan, o, p.type, true).candidates.empty());
   o.gemm_copies = kernel_choice::always;
-  const gemm_routes r = plan_gemm_routes(plan, o, p.type, true);
+  const gemm_routes r = plan_gemm_routes(p, plan, o, p.type, true);
   EXPECT_EQ(r.candidates, std::vector<int>{0});
   EXPECT_FALSE(r.learn);
 }
@@ -170,11 +170,11 @@ TEST(GemmRoute, CopiesNeedEnoughWorkPerCopiedElement) {
   const lowered_step& low = plan.lowered[0];
   ASSERT_FALSE(lower_to_gemm(low).has_value()) << "the case needs a step that is no GEMM as it lies";
   ASSERT_TRUE(lower_to_gemm_with_copies(low).has_value());
-  EXPECT_TRUE(plan_gemm_routes(plan, o, p.type, true).candidates.empty())
+  EXPECT_TRUE(plan_gemm_routes(p, plan, o, p.type, true).candidates.empty())
       << "copies moving more than an eighth of the work's elements are no candidate";
   gemm_route_rule rule;
   rule.copies_min_intensity = 2;
-  EXPECT_EQ(plan_gemm_routes(plan, o, p.type, true, rule).candidates, std::vector<int>{0});
+  EXPECT_EQ(plan_gemm_routes(p, plan, o, p.type, true, rule).candidates, std::vector<int>{0});
 }
 
 TEST(GemmRoute, RandomChainsEveryRouteComputesTheStep) {
@@ -204,7 +204,7 @@ TEST(GemmRoute, RandomChainsEveryRouteComputesTheStep) {
     for (layout_policy lay : {layout_policy::column_major, layout_policy::row_major}) {
       o.intermediate_layout = lay;
       const step_plan plan = plan_steps(p, o);
-      const gemm_routes r = plan_gemm_routes(plan, o, p.type, true);
+      const gemm_routes r = plan_gemm_routes(p, plan, o, p.type, true);
       for (int kk : r.candidates) {
         const gemm_route& g = *r.route[static_cast<std::size_t>(kk)];
         (g.direct ? direct : copies) += 1;
@@ -225,7 +225,7 @@ TEST(GemmRoute, CapKeepsTheLargest) {
   const step_plan plan = plan_steps(p, o);
   gemm_route_rule rule;
   rule.min_multiply_adds = 1;
-  const gemm_routes all = plan_gemm_routes(plan, o, p.type, true, rule);
+  const gemm_routes all = plan_gemm_routes(p, plan, o, p.type, true, rule);
   ASSERT_GE(all.candidates.size(), 3U);
   std::vector<int> want = all.candidates;
   std::stable_sort(want.begin(), want.end(), [&](int x, int y) {
@@ -234,7 +234,7 @@ TEST(GemmRoute, CapKeepsTheLargest) {
   want.resize(2);
   std::sort(want.begin(), want.end());
   rule.max_candidates = 2;
-  const gemm_routes two = plan_gemm_routes(plan, o, p.type, true, rule);
+  const gemm_routes two = plan_gemm_routes(p, plan, o, p.type, true, rule);
   EXPECT_EQ(two.candidates, want);
   std::size_t routed = 0;
   for (const auto& r : two.route) routed += r.has_value() ? 1 : 0;
@@ -256,7 +256,7 @@ TEST(GemmRoute, TiledStepsAreTimedAgainstTheLibrary) {
     for (kernel_choice g : {kernel_choice::automatic, kernel_choice::never}) {
       options q = o;
       q.gemm_lowering = g;
-      const gemm_routes r = plan_gemm_routes(plan, q, p.type, blas);
+      const gemm_routes r = plan_gemm_routes(p, plan, q, p.type, blas);
       SCOPED_TRACE(std::string(blas ? "cuBLAS there" : "no cuBLAS") + ", gemm_lowering " + std::to_string(static_cast<int>(g)));
       EXPECT_TRUE(r.learn);
       ASSERT_EQ(r.candidates, std::vector<int>{0});
@@ -269,10 +269,10 @@ TEST(GemmRoute, TiledStepsAreTimedAgainstTheLibrary) {
   }
   options always = o;
   always.gemm_lowering = kernel_choice::always;
-  EXPECT_TRUE(plan_gemm_routes(plan, always, p.type, true).candidates.empty()) << "`always` times nothing";
+  EXPECT_TRUE(plan_gemm_routes(p, plan, always, p.type, true).candidates.empty()) << "`always` times nothing";
   options tiled_always = o;
   tiled_always.tiled_kernel = kernel_choice::always;
-  EXPECT_TRUE(plan_gemm_routes(plan, tiled_always, p.type, true).candidates.empty())
+  EXPECT_TRUE(plan_gemm_routes(p, plan, tiled_always, p.type, true).candidates.empty())
       << "tiled_kernel `always`: the kernel, untimed";
 }
 

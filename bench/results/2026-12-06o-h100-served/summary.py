@@ -5,7 +5,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # bench/, for sitting.py
-from sitting import medians, print_eager_thinnest, ratios_against, spread  # noqa: E402
+from sitting import medians, print_against_old, print_eager_thinnest, spread  # noqa: E402
 
 old_dir = sys.argv[1] if len(sys.argv) > 1 else "/tmp/06n"
 
@@ -31,9 +31,7 @@ print_eager_thinnest(tnrt, torch, "eager against torch eager: the four thinnest 
 
 old = medians(f"{old_dir}/fam-tnrt/results.json")
 print("\n## tnrt, this sitting over 2026-12-06n (two H100 machines, the same binaries, both spawned)\n")
-for v in ("eager", "compiled"):
-    q = ratios_against(tnrt, old, v)
-    print(f"- {v}: {spread([r for r, _ in q])}")
+print_against_old(tnrt, old, "2026-12-06n")
 
 print("\n## compiled in fam-tnrt and in fam-jax (two harness runs of this sitting), where they differ by over 5%\n")
 for (v, p), j in jax.items():

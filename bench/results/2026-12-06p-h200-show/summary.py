@@ -5,31 +5,18 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # bench/, for sitting.py
-from sitting import medians, print_eager_thinnest, ratios_against, spread  # noqa: E402
+from sitting import medians, print_against_old, print_eager_thinnest, print_jax_against_compiled  # noqa: E402
 
 old_dir = sys.argv[1] if len(sys.argv) > 1 else "/tmp/06i/h200raw"
 
 tnrt = medians("fam-tnrt/results.json")
 # JAX `highest` ran in three harness runs of the sitting: fam-tf32 (4 networks, beside compiled tf32),
 # fam-jax1 (8) and fam-jax2 (4), the last two beside tnrt compiled. Each against fam-tnrt's compiled.
-print("## JAX `highest` against tnrt compiled (fam-tnrt's run)\n")
-print("| network | JAX run | tnrt compiled ms | JAX `highest` ms | JAX / tnrt |\n|---|---|---:|---:|---:|")
-q = []
-for run in ("fam-tf32", "fam-jax1", "fam-jax2"):
-    m = medians(f"{run}/results.json", "jax highest")
-    for (_, p), j in m.items():
-        c = tnrt[("compiled", p)]
-        q.append(j / c)
-        print(f"| {p} | {run} | {c:.3f} | {j:.3f} | {j / c:.2f} |")
-print(f"\nJAX / tnrt: {spread(q)}; tnrt ahead on {sum(x > 1 for x in q)} of {len(q)}.\n")
+print_jax_against_compiled(tnrt, ("fam-tf32", "fam-jax1", "fam-jax2"))
 
 torch = medians("fam-peers/results.json", "torch")
 print_eager_thinnest(tnrt, torch, "eager against torch eager: the four thinnest")
 
 old = medians(f"{old_dir}/fam-tnrt/results.json")
 print("\n## tnrt, this sitting over 2026-12-06i (both H200; binaries 1a6d487 there, 4b00914 here)\n")
-for v in ("eager", "compiled"):
-    q = ratios_against(tnrt, old, v)
-    print(f"- {v}: {spread([r for r, _ in q])}")
-    worst = sorted(q, reverse=True)[:3]
-    print("  - slowest against 2026-12-06i: " + ", ".join(f"{p} {r:.3f}" for r, p in worst))
+print_against_old(tnrt, old, "2026-12-06i", slowest=3)
