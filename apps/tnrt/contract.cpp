@@ -55,7 +55,7 @@ constexpr option_spec contract_specs[] = {
     {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
     {"ranks", true},        {"schedule", true},
     {"distributed", false}, {"launch", true},     {"rendezvous", true},  {"collective-timeout", true},
-    {"parallel-slices", true}, {"algo-timing", true}, {"step-timing", true}, {"gemm", true}, {"gemm-copies", true}, {"gemm-check", true}, {"gemm-workspace", true}, {"precision", true}, {"branches", true}, {"split-sums", true},
+    {"parallel-slices", true}, {"algo-timing", true}, {"step-timing", true}, {"gemm", true}, {"gemm-copies", true}, {"gemm-check", true}, {"grid-steps", true}, {"gemm-workspace", true}, {"precision", true}, {"branches", true}, {"split-sums", true},
 };
 
 constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
@@ -115,6 +115,9 @@ GPU knobs:
   --gemm-check auto|on|off   compiled, with --gemm auto: the program is replayed with its cuBLAS steps and with
                              them on cuTENSOR, and they go back to cuTENSOR when that replays faster (auto, the
                              default); on: they go back untimed (tests); off: no check
+  --grid-steps auto|on|off   compiled: runs of consecutive small library steps run in one cooperative launch
+                             each, a grid-wide barrier between two steps; kept when the program replays faster
+                             with them (auto, the default); on: kept untimed (tests); off: a launch per step
   --algo default|patient|gett|tgett|ttgt   cuTENSOR's algorithm choice
   --algo-timing auto|off     compiled: time cuTENSOR's algorithms on every library step and keep the
                              fastest (auto, the default), or take --algo's everywhere (off)
@@ -460,6 +463,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.tiled_kernel = choice_knob(a, "tiled");
   o.full_dot = choice_knob(a, "dot");
   o.gemm_check = choice_knob(a, "gemm-check");
+  o.grid_steps = choice_knob(a, "grid-steps");
   o.fuse_stage = a.choice_or("fuse-stage", "off", {"on", "off"}) == "on";
   o.fuse_levels = a.choice_or("fuse-levels", "on", {"on", "off"}) == "on";
   o.tiled_table = a.choice_or("tiled-table", "on", {"on", "off"}) == "on";
@@ -641,6 +645,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"tiled_kernel", knob_name(opt.tiled_kernel)},
                   {"full_dot", knob_name(opt.full_dot)},
                   {"gemm_check", knob_name(opt.gemm_check)},
+                  {"grid_steps", knob_name(opt.grid_steps)},
                   {"fuse_stage", opt.fuse_stage},
                   {"fuse_levels", opt.fuse_levels},
                   {"tiled_table", opt.tiled_table},
@@ -1167,6 +1172,7 @@ int run_contract(std::span<char* const> argv) {
   (void)a.choice_or("tiled", "auto", {"auto", "on", "off"});
   (void)a.choice_or("dot", "auto", {"auto", "on", "off"});
   (void)a.choice_or("gemm-check", "auto", {"auto", "on", "off"});
+  (void)a.choice_or("grid-steps", "auto", {"auto", "on", "off"});
   (void)a.choice_or("fuse-stage", "off", {"on", "off"});
   (void)a.choice_or("fuse-levels", "on", {"on", "off"});
   (void)a.choice_or("tiled-table", "on", {"on", "off"});

@@ -118,6 +118,15 @@ struct options {
   /// gemm_copies `always` put after copies stay); `always`: they all go back untimed (tests);
   /// `never`: no check.
   kernel_choice gemm_check = kernel_choice::automatic;
+  /// Compiled, last: runs of consecutive small library steps (each at most grid_step_max_outputs
+  /// result elements and grid_step_max_madds multiply-adds) go into one cooperative launch each,
+  /// in order, a grid-wide barrier between two steps instead of a launch (src/core/fusion.hpp,
+  /// grid runs). `automatic` (the default): kept when the whole program replays faster with them
+  /// (clearly_faster); `always`: kept untimed (tests); `never`: off. Programs whose branches run
+  /// concurrently keep their launches. CLI --grid-steps auto|on|off.
+  kernel_choice grid_steps = kernel_choice::automatic;
+  std::int64_t grid_step_max_outputs = 1 << 16;
+  std::int64_t grid_step_max_madds = 1 << 20;
   std::int64_t full_dot_min_terms = 1024;
   std::int64_t tiled_min_elements = 1 << 16;  // results smaller than this stay with cuTENSOR
   /// Plans by rule (eager): the tiled kernel only on a step of at most this many multiply-adds

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU host, from the repo root: unpack cuTENSOR (all parts must have arrived) and the
 # binaries, then run the named steps, logging under $OUT (or /tmp/out).
-#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra fam fam-tnrt fam-peers1..3 fam-roof fam-tf32 fam-jax fam-miss tileddiag levels own nccl ref soak sanitize cupti ...
+#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra gridsteps fam fam-tnrt fam-peers1..3 fam-roof fam-tf32 fam-jax fam-miss tileddiag levels own nccl ref soak sanitize cupti ...
 set -uo pipefail
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 bash .gpu-host/unpack.sh | tail -1
@@ -171,6 +171,21 @@ for s in "$@"; do
             # GPU's, each compiled twice (--reps 2) where the budget allows, on every network of the suite
             # (bench/results/2026-12-07e-h100-step-timing ran it with the names the other way round)
             run_fam fam-timing ${FAM_BUDGET:-300} --skip-peers --only=compiled '--only=compiled device timing' --timeout 60 --reps 2 ;;
+    gridsteps) # grid runs (options::grid_steps, CLI --grid-steps) off and auto, in the order off auto auto off, on
+            # the memory-bound networks of the suite and three compute-bound ones (GRID_NETS overrides; suite
+            # names or 'reference'): compiled's median and its kernels line, which counts the "grid" steps
+            mkdir -p /tmp/gridsteps
+            for n in ${GRID_NETS:-reference rqc-4x5-c14-amp rqc-5x6-c12-amp qaoa-maxcut-n24-p4 qaoa-zz-n60-p4 regular3-n130 regular4-n70 hyper-n90-r3-e3 lattice-10x10-d4 peps-norm-5x5-D4 mpo-heis-L40-D64-f64 lm-sliding-d3-h4-o16-b128 lm-first-last-d2-h8-o64 lattice-5x5-d16 chain-n12-d200-1500 mps-overlap-n24-D256}; do
+              if [[ $n == reference ]]; then f=$ref; fill=(); else f=bench/suites/families/$n.json; fill=("--fill=$(fill_of $n)"); fi
+              k=0
+              for g in off auto auto off; do
+                k=$((k + 1))
+                echo "--- $n compiled --grid-steps $g ($k)"
+                timeout 120 $bin/tnrt contract $f --device cuda --mode compiled "${fill[@]}" --grid-steps $g --warmup 5 --repeat 30 \
+                  --json /tmp/gridsteps/$n-$g-$k.json 2>&1 | grep -E "^time|^kernels|^result|rror"
+              done
+            done
+            tar -czf $out/gridsteps.tgz -C /tmp gridsteps ;;
     gemmcheck) # compiled's whole-program GEMM check (options::gemm_check) on and off, on the networks whose
             # cuBLAS steps it was made for: the kernels line says how many steps it took back
             mkdir -p /tmp/gemmcheck

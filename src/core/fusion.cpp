@@ -262,4 +262,26 @@ template void evaluate_small_step<double>(const small_step_record&);
 template void evaluate_small_step<std::complex<float>>(const small_step_record&);
 template void evaluate_small_step<std::complex<double>>(const small_step_record&);
 
+bool grid_step_fits(const small_step_record& r, const grid_step_limits& limits) {
+  if (r.a_span != 0 || r.b_span != 0) return false;
+  const std::int64_t outs = r.out_count, madds = outs * static_cast<std::int64_t>(r.sum_count);
+  return outs >= 1 && outs <= limits.max_outputs && madds <= limits.max_madds;
+}
+
+std::vector<std::pair<int, int>> plan_grid_runs(const std::vector<char>& fits, int min_run) {
+  std::vector<std::pair<int, int>> runs;
+  const int n = static_cast<int>(fits.size());
+  for (int i = 0; i < n;) {
+    if (fits[static_cast<std::size_t>(i)] == 0) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j < n && fits[static_cast<std::size_t>(j)] != 0) ++j;
+    if (j - i >= std::max(min_run, 1)) runs.emplace_back(i, j);
+    i = j;
+  }
+  return runs;
+}
+
 }  // namespace tnrt

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "core/step_lowering.hpp"
@@ -116,5 +117,23 @@ fusion_scratch plan_fusion_scratch(const fusion_plan& f, const std::vector<int>&
 
 template <class T>
 void evaluate_small_step(const small_step_record& r);
+
+/// Grid runs (compiled programs; options::grid_steps). A step of a few thousand elements costs a
+/// kernel launch and a GPU that waits for it, several microseconds, more than its bytes (qaoa-zz:
+/// 190 library launches at 5.2 us each beyond its byte floor on the H200). Consecutive such steps
+/// of the program (described as small_step_records, unstaged) run instead in one cooperative launch,
+/// in order, each over the whole grid, with a grid-wide barrier between two steps
+/// (src/cuda/small_steps.cu, launch_grid_steps). Being in order, a run keeps the program's memory
+/// plan as it is.
+struct grid_step_limits {
+  std::int64_t max_outputs = 1 << 16;  // result elements of one step
+  std::int64_t max_madds = 1 << 20;    // its multiply-adds, out_count x sum_count
+  int min_run = 2;                     // a lone step is cheaper through its own launch
+};
+/// The step's record fits a grid run: no operand staged, and within `limits`.
+bool grid_step_fits(const small_step_record& r, const grid_step_limits& limits);
+/// The runs [begin, end) of consecutive entries of `fits` that are nonzero, each at least `min_run`
+/// long, in order.
+std::vector<std::pair<int, int>> plan_grid_runs(const std::vector<char>& fits, int min_run);
 
 }  // namespace tnrt

@@ -73,6 +73,13 @@ compiled_program::compiled_program(engine& eng, const problem& p, plan_only)
 compiled_program::~compiled_program() = default;
 
 namespace {
+grid_step_limits grid_limits_of(const options& o) {
+  grid_step_limits l;
+  l.max_outputs = o.grid_step_max_outputs;
+  l.max_madds = o.grid_step_max_madds;
+  return l;
+}
+
 // Five replays after two warm-ups: their median, fastest and slowest (core/replay_choice.hpp).
 replay_times time_replays(compiled_program& prog, cudaStream_t st) {
   step_timer timer(false);  // a replay as a caller pays it: the graph launch's host cost too
@@ -91,6 +98,16 @@ replay_times time_replays(compiled_program& prog, cudaStream_t st) {
 // The tree as it is (build_tree), and where split_long_sums changes it, the split tree's program
 // under the same layout and branch choice, timed against it (options::split_sums).
 std::unique_ptr<compiled_program> compiled_program::build(engine& eng, const problem& p) {
+  std::unique_ptr<compiled_program> prog = build_chosen(eng, p);
+  if (eng.opts().grid_steps != kernel_choice::never) {
+    const auto t0 = std::chrono::steady_clock::now();
+    prog->check_grid_runs();
+    prog->compile_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  return prog;
+}
+
+std::unique_ptr<compiled_program> compiled_program::build_chosen(engine& eng, const problem& p) {
   const kernel_choice split = eng.opts().split_sums;
   std::optional<split_sums_result> r;
   if (split != kernel_choice::never && !p.tree.steps.empty()) r = split_long_sums(p.net, p.tree);
@@ -248,6 +265,95 @@ void compiled_program::recapture() {
   exec_.reset();
   graph_.reset();
   capture();
+}
+
+// Last (build): runs of consecutive small library steps (grid_rec, on their cuTENSOR plan) as one
+// cooperative launch each, kept when the whole program replays clearly faster with them
+// (`automatic`) or untimed (`always`). Programs on concurrent lanes, without a graph, or on a
+// device where the kernel cannot be resident keep their launches.
+void compiled_program::check_grid_runs() {
+  if (concurrent_ || !opt_.use_graph || exec_ == nullptr) return;
+  std::vector<char> fits(ops_.size(), 0);
+  for (std::size_t j = 0; j < ops_.size(); ++j) {
+    const op& o = ops_[j];
+    fits[j] = o.grid_rec && o.plan && !o.tiled && !o.use_gemm && !o.use_copies && !o.use_dot && o.fused_records == nullptr ? 1 : 0;
+  }
+  const grid_step_limits limits = grid_limits_of(opt_);
+  const std::vector<std::pair<int, int>> runs = plan_grid_runs(fits, limits.min_run);
+  if (runs.empty()) return;
+  grid_blocks_ = grid_steps_blocks();
+  if (grid_blocks_ <= 0) return;
+  std::vector<small_step_record> records;
+  for (const auto& [begin, end] : runs)
+    for (int j = begin; j < end; ++j) {
+      const op& o = ops_[static_cast<std::size_t>(j)];
+      small_step_record r = *o.grid_rec;
+      r.a = o.a;  // the op's pointers as they are now
+      r.b = r.b != nullptr ? o.b : nullptr;
+      r.d = o.d;
+      records.push_back(r);
+    }
+  grid_table_bytes_ = records.size() * sizeof(small_step_record);
+  grid_table_ = device::pool_block(eng_->pool(), grid_table_bytes_, eng_->stream_handle());
+  TNRT_CUDA(cudaMemcpyAsync(grid_table_.get(), records.data(), grid_table_bytes_, cudaMemcpyHostToDevice, eng_->stream()));
+  TNRT_CUDA(cudaStreamSynchronize(eng_->stream()));  // compile time: the host vector dies here
+  const auto* table = static_cast<const small_step_record*>(grid_table_.get());
+  std::size_t at = 0;
+  grid_runs_ = static_cast<int>(runs.size());
+  grid_steps_ = 0;
+  grid_reads_inputs_ = false;
+  for (const auto& [begin, end] : runs) {
+    op& first = ops_[static_cast<std::size_t>(begin)];
+    first.grid_count = end - begin;
+    first.grid_records = table + at;
+    // As many blocks as give each thread at most one result element of the run's largest step: a
+    // run of small steps meets at a barrier of few blocks.
+    std::int64_t widest = 1;
+    for (int j = begin; j < end; ++j) widest = std::max<std::int64_t>(widest, ops_[static_cast<std::size_t>(j)].grid_rec->out_count);
+    first.grid_blocks = static_cast<int>(std::min<std::int64_t>(grid_blocks_, (widest + grid_steps_threads - 1) / grid_steps_threads));
+    at += static_cast<std::size_t>(end - begin);
+    grid_steps_ += end - begin;
+    for (int j = begin; j < end; ++j) {
+      op& o = ops_[static_cast<std::size_t>(j)];
+      o.grid_member = j > begin;
+      for (const void* in : inputs_)
+        if (o.a == in || (o.b != nullptr && o.b == in)) grid_reads_inputs_ = true;
+    }
+  }
+  const auto drop = [&] {
+    grid_on_ = false;
+    for (op& o : ops_) {
+      o.grid_count = 0;
+      o.grid_records = nullptr;
+      o.grid_blocks = 0;
+      o.grid_member = false;
+    }
+    grid_table_.reset();
+    grid_table_bytes_ = 0;
+    grid_runs_ = grid_steps_ = 0;
+    grid_reads_inputs_ = false;
+  };
+  const bool always = opt_.grid_steps == kernel_choice::always;
+  const cudaStream_t st = eng_->stream();
+  const replay_times without = always ? replay_times{} : time_replays(*this, st);
+  grid_on_ = true;
+  try {
+    recapture();
+  } catch (const error&) {
+    (void)cudaGetLastError();
+    exec_.reset();
+  }
+  if (exec_ == nullptr) {  // the cooperative launch did not capture: the program as it was
+    drop();
+    graph_note_.clear();
+    recapture();
+    return;
+  }
+  const replay_times with = always ? replay_times{} : time_replays(*this, st);
+  grid_times_ = {without.median, with.median};
+  if (always || clearly_faster(with, without)) return;
+  drop();
+  recapture();
 }
 
 std::unique_ptr<compiled_program> compiled_program::build_timed_layouts(engine& eng, const problem& p, const limit_rule& limit_beside,
@@ -589,6 +695,11 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
         }
       }
     }
+    // The step as a grid run's record, when its form has one within the limits (check_grid_runs).
+    if (o.plan && opt_.grid_steps != kernel_choice::never) {
+      small_step_record r;
+      if (describe_small_step(c.plan.lowered[k], o.a, o.b, o.d, r, false) && grid_step_fits(r, grid_limits_of(opt_))) o.grid_rec = r;
+    }
     ops_.push_back(std::move(o));
     op_steps_.push_back(kk);
   }
@@ -767,11 +878,13 @@ void compiled_program::build_in_place(std::span<const void* const> srcs) {
   std::string why;
   graph_owner steps;
   point(true);
+  grid_paused_ = grid_reads_inputs_;  // the run's records hold the program's own inputs
   try {
     steps = capture_ops(why);
   } catch (const error&) {
     (void)cudaGetLastError();  // plan_lanes could not make its streams: the gather stays
   }
+  grid_paused_ = false;
   point(false);
   in_place_lanes_ = lanes_;  // the capture's own, before the program's come back
   lanes_ = lanes;
@@ -1156,7 +1269,20 @@ void compiled_program::enqueue_op(const op& o, cudaStream_t stream) {
 }
 
 void compiled_program::enqueue_all(cudaStream_t stream) {
-  for (const op& o : ops_) enqueue_op(o, stream);
+  const bool grid = grid_on_ && !grid_paused_;
+  for (const op& o : ops_) {
+    if (grid && o.grid_count > 0) {
+      launch_grid_steps(type_, o.grid_records, o.grid_count, o.grid_blocks, stream);
+      continue;
+    }
+    if (grid && o.grid_member) continue;
+    enqueue_op(o, stream);
+  }
+}
+
+std::size_t compiled_program::launches() const noexcept {
+  if (!grid_on_) return ops_.size();
+  return ops_.size() - static_cast<std::size_t>(grid_steps_ - grid_runs_);
 }
 
 // What each op reads and writes in the program's memory (the fused launch of small steps touches
@@ -1228,6 +1354,8 @@ std::vector<std::string> compiled_program::op_kernels() const {
   for (const op& o : ops_) {
     if (o.fused_records != nullptr) {
       out.emplace_back("fused");
+    } else if (grid_on_ && (o.grid_count > 0 || o.grid_member)) {
+      out.emplace_back("grid");
     } else if (o.tiled) {
       const tiled_record& r = o.tiled_rec;
       std::string s = r.contracted_first != 0 ? "tiled k-first" : r.d_first != 0 ? "tiled d-first" : "tiled";

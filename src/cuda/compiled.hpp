@@ -117,7 +117,7 @@ class compiled_program {
   /// The plan's lower bound counting tensors only (plan().lower_bound_bytes counts workspaces too).
   [[nodiscard]] std::size_t tensor_bound_bytes() const noexcept { return tensor_bound_bytes_; }
   [[nodiscard]] std::size_t device_bytes() const noexcept {
-    return mplan_.arena_bytes + inputs_total_ + scratch_bytes_ + table_bytes_ + copies_bytes_;
+    return mplan_.arena_bytes + inputs_total_ + scratch_bytes_ + table_bytes_ + copies_bytes_ + grid_table_bytes_;
   }
   [[nodiscard]] std::size_t inputs_bytes() const noexcept { return inputs_total_; }
   [[nodiscard]] std::size_t scratch_bytes() const noexcept { return scratch_bytes_ + table_bytes_; }
@@ -164,7 +164,13 @@ class compiled_program {
   [[nodiscard]] int copies_tried() const noexcept { return copies_tried_; }
   [[nodiscard]] std::size_t copies_bytes() const noexcept { return copies_bytes_; }
   /// Launches per run: the fused one (if any) plus one per library step.
-  [[nodiscard]] std::size_t launches() const noexcept { return ops_.size(); }
+  /// Kernel launches (or copies) per replay: one per op, one per grid run.
+  [[nodiscard]] std::size_t launches() const noexcept;
+  /// Grid runs kept (options::grid_steps) and the steps in them (0 and 0 without).
+  [[nodiscard]] int grid_runs() const noexcept { return grid_on_ ? grid_runs_ : 0; }
+  [[nodiscard]] int grid_steps() const noexcept { return grid_on_ ? grid_steps_ : 0; }
+  /// The whole-program replay medians without and with the grid runs (ms; -1 when not timed).
+  [[nodiscard]] std::pair<float, float> grid_times() const noexcept { return grid_times_; }
   [[nodiscard]] bool uses_graph() const noexcept { return exec_ != nullptr; }
 
   /// The graph with the program's copies as nodes of its own: a gather of the inputs into the
@@ -244,6 +250,13 @@ class compiled_program {
     const small_step_record* fused_records = nullptr;  // the fused launch of absorbed small steps
     const int* fused_begin = nullptr;
     int fused_subtrees = 0;
+    // Grid runs (options::grid_steps; check_grid_runs): the step as a record (unstaged), when its
+    // lowered form has one; its pointers are the op's at the check.
+    std::optional<small_step_record> grid_rec;
+    int grid_count = 0;                                 // > 0: launches the run of this op and the next grid_count - 1
+    const small_step_record* grid_records = nullptr;    // that run's records, in grid_table_
+    int grid_blocks = 0;                                // that run's blocks
+    bool grid_member = false;                           // in a run that an earlier op launches
   };
   // The constructor's phases.
   struct step_choices {
@@ -259,6 +272,7 @@ class compiled_program {
   /// The tree's program (layouts and branches timed; a candidate replaces the kept program only
   /// when clearly_faster, core/replay_choice.hpp); `kept`, when given, gets the kept program's
   /// timed replays, or stays as it is when nothing was timed.
+  static std::unique_ptr<compiled_program> build_chosen(engine& eng, const problem& p);
   static std::unique_ptr<compiled_program> build_tree(engine& eng, const problem& p, replay_times* kept = nullptr);
   static limit_rule limit_rule_of(engine& eng);
   void take_split(const split_sums_result& r);
@@ -266,6 +280,7 @@ class compiled_program {
   /// the program replayed as it is and with those steps on their cuTENSOR plans; they go back to
   /// cuTENSOR when that replays faster. `kept` gets the kept program's replays.
   void check_gemm_choices(replay_times& kept);
+  void check_grid_runs();
   /// The graph captured again after ops changed (stream replay when the capture fails).
   void recapture();
   /// Ops for which `pred` holds (the *_chosen counts: what the ops run, so nothing to keep in step).
@@ -292,8 +307,13 @@ class compiled_program {
   /// set per launch), instantiated into `exec`; `g` holds it.
   void wrap_steps(cudaGraph_t g, std::span<const cudaGraphNode_t> deps, cudaGraph_t steps, gather_nodes& out, graph_exec_owner& exec) const;
   /// The program's own device blocks, with the bytes of each it uses.
-  std::array<std::pair<device::pool_block*, std::size_t>, 5> own_blocks() {
-    return {{{&input_block_, inputs_total_}, {&arena_, mplan_.arena_bytes}, {&scratch_, scratch_bytes_}, {&table_, table_bytes_}, {&copies_, copies_bytes_}}};
+  std::array<std::pair<device::pool_block*, std::size_t>, 6> own_blocks() {
+    return {{{&input_block_, inputs_total_},
+             {&arena_, mplan_.arena_bytes},
+             {&scratch_, scratch_bytes_},
+             {&table_, table_bytes_},
+             {&copies_, copies_bytes_},
+             {&grid_table_, grid_table_bytes_}}};
   }
 
   void enqueue_all(cudaStream_t stream);
@@ -377,6 +397,13 @@ class compiled_program {
   // Inputs read in place (launch_io): the sources of the launch before, and the graph built on
   // in_place_srcs_ (the ops as a child, then the result's copy).
   bool in_place_ok_ = true;  // false when a fused record reads an input
+  // Grid runs: their records, whether replays use them, and whether one reads an input (then the
+  // in-place graph runs those steps one launch each: the records hold the program's own inputs).
+  device::pool_block grid_table_;
+  std::size_t grid_table_bytes_ = 0;
+  bool grid_on_ = false, grid_reads_inputs_ = false, grid_paused_ = false;
+  int grid_runs_ = 0, grid_steps_ = 0, grid_blocks_ = 0;
+  std::pair<float, float> grid_times_{-1.0F, -1.0F};
   std::vector<const void*> last_srcs_, in_place_srcs_;
   graph_owner in_place_graph_;
   graph_exec_owner in_place_exec_;

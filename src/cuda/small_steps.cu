@@ -1,5 +1,7 @@
 #include "cuda/small_steps.hpp"
 
+#include <cooperative_groups.h>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -114,7 +116,95 @@ __global__ void __launch_bounds__(block_threads) fused_small_steps_param(const _
   fused_small_steps_body<T>(batch.records, batch.begin[blockIdx.x], batch.begin[blockIdx.x + 1]);
 }
 
+// Grid runs: one step after another over the whole grid. Each step's result elements are dealt out
+// to every thread of the grid (consecutive threads, consecutive elements of D's innermost mode);
+// grid.sync() between two steps orders every write of one before any read of the next, in every
+// block. A block holds the current record in shared memory; the next one is loaded into registers
+// while the step runs and stored into the other copy before the barrier.
+constexpr int grid_threads = grid_steps_threads;
+
+template <class T>
+__global__ void __launch_bounds__(grid_threads) grid_small_steps(const small_step_record* records, int count) {
+  constexpr int words = static_cast<int>(sizeof(small_step_record) / sizeof(int));
+  constexpr int per_thread = (words + grid_threads - 1) / grid_threads;
+  __shared__ small_step_record buf[2];
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  const int t = static_cast<int>(threadIdx.x);
+  for (int i = t; i < words; i += grid_threads) reinterpret_cast<int*>(&buf[0])[i] = reinterpret_cast<const int*>(records)[i];
+  __syncthreads();
+  const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * grid_threads;
+  const std::int64_t me = static_cast<std::int64_t>(blockIdx.x) * grid_threads + t;
+  int cur = 0;
+  for (int s = 0; s < count; ++s) {
+    const bool more = s + 1 < count;
+    int next[per_thread];
+#pragma unroll
+    for (int q = 0; q < per_thread; ++q) {  // in flight during the step
+      const int i = t + q * grid_threads;
+      next[q] = more && i < words ? reinterpret_cast<const int*>(records + s + 1)[i] : 0;
+    }
+    const small_step_record& r = buf[cur];
+    const T* a = static_cast<const T*>(r.a);
+    const T* b = static_cast<const T*>(r.b);
+    T* d = static_cast<T*>(r.d);
+    for (std::int64_t o = me; o < r.out_count; o += threads) {
+      std::int64_t ao = 0, bo = 0, dof = 0;
+      small_step_index::out_offsets(r, static_cast<std::int32_t>(o), ao, bo, dof);
+      T acc{};
+#pragma unroll 4
+      for (int k = 0; k < r.sum_count; ++k) {
+        std::int64_t ak = 0, bk = 0;
+        small_step_index::sum_offsets(r, k, ak, bk);
+        if (b != nullptr) {
+          acc += a[ao + ak] * b[bo + bk];
+        } else {
+          acc += a[ao + ak];
+        }
+      }
+      d[dof] = acc;
+    }
+    if (!more) break;
+#pragma unroll
+    for (int q = 0; q < per_thread; ++q) {  // that copy was last read before the previous barrier
+      const int i = t + q * grid_threads;
+      if (i < words) reinterpret_cast<int*>(&buf[cur ^ 1])[i] = next[q];
+    }
+    grid.sync();  // a block barrier too: the new copy is seen by the whole block
+    cur ^= 1;
+  }
+}
+
 }  // namespace
+
+int grid_steps_blocks() {
+  int device = 0, sms = 0, per_sm = 0;
+  TNRT_CUDA(cudaGetDevice(&device));
+  TNRT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  // Every element type's kernel alike: the smallest residency of them.
+  int fewest = 1 << 30;
+  for (const dtype t : {dtype::f32, dtype::f64, dtype::c64, dtype::c128}) {
+    with_element_type(t, [&](auto tag) {
+      TNRT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, grid_small_steps<typename decltype(tag)::type>, grid_threads, 0));
+    });
+    fewest = std::min(fewest, per_sm);
+  }
+  return fewest >= 1 ? sms : 0;
+}
+
+void launch_grid_steps(dtype t, const small_step_record* records, int count, int blocks, cudaStream_t stream) {
+  if (count <= 0) return;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+  cfg.blockDim = dim3(grid_threads);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeCooperative;
+  attr.val.cooperative = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  with_element_type(t, [&](auto tag) { TNRT_CUDA(cudaLaunchKernelEx(&cfg, grid_small_steps<typename decltype(tag)::type>, records, count)); });
+}
 
 void launch_small_steps_from_host(dtype t, const small_step_record* records, const int* subtree_begin, int subtrees,
                                   cudaStream_t stream) {

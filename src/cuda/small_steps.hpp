@@ -19,4 +19,17 @@ inline constexpr int small_steps_per_launch = 72;
 void launch_small_steps_from_host(dtype t, const small_step_record* records, const int* subtree_begin, int subtrees,
                                   cudaStream_t stream);
 
+/// A grid run (src/core/fusion.hpp, plan_grid_runs): `count` records in device memory, run in order
+/// by one cooperative launch of `blocks` blocks, each step's result elements dealt out over the
+/// whole grid, a grid-wide barrier between two steps (instead of a kernel launch). Checks the
+/// launch. `blocks` at most grid_steps_blocks().
+void launch_grid_steps(dtype t, const small_step_record* records, int count, int blocks, cudaStream_t stream);
+
+/// Threads per block of a grid run.
+inline constexpr int grid_steps_threads = 512;
+
+/// The blocks of a grid run on the current device: one per multiprocessor, as many as can be
+/// resident at once with the kernel's resources (a cooperative launch needs every block resident).
+int grid_steps_blocks();
+
 }  // namespace tnrt::cuda

@@ -1385,6 +1385,78 @@ TEST_F(Differential, CompiledGemmCheckTakesStepsBack) {
   EXPECT_GT(kept, 0);
 }
 
+// Grid runs (options::grid_steps, check_grid_runs): under `always` consecutive small library steps
+// run as one cooperative launch each, a grid-wide barrier between steps. Random trees with every
+// step on a cuTENSOR plan (no fusion, tiled kernel, cuBLAS or full dot), in every dtype: the steps
+// op_kernels calls "grid" are grid_steps(), the launches drop by grid_steps - grid_runs, and the
+// result matches the CPU engine's on the captured graph and through launch_io, whose in-place
+// graph (inputs at the caller's pointers) runs those steps one launch each (the records hold the
+// program's own inputs) and still reads what is at the caller's pointers. Under `never` no step is
+// in a run.
+TEST_F(Differential, CompiledGridRunsMatchCpu) {
+  struct dev {
+    void* ptr = nullptr;
+    explicit dev(std::size_t n) { gputest::check_cuda(cudaMalloc(&ptr, n == 0 ? 1 : n), "cudaMalloc"); }
+    ~dev() { (void)cudaFree(ptr); }
+    dev(const dev&) = delete;
+    dev& operator=(const dev&) = delete;
+  };
+  int grid_steps = 0, grid_runs = 0, in_place = 0;
+  for (const kernel_choice check : {kernel_choice::always, kernel_choice::never}) {
+    cuda::options opt;
+    opt.grid_steps = check;
+    opt.fuse_small_steps = false;
+    opt.tiled_kernel = kernel_choice::never;
+    opt.gemm_lowering = kernel_choice::never;
+    opt.full_dot = kernel_choice::never;
+    opt.time_layouts = false;
+    engine eng(opt);
+    for (dtype t : all_dtypes) {
+      for (const tree_case& c : tree_cases) {
+        const auto [p, in, used] = tree_case_problem(c, 600, t);
+        const std::unique_ptr<cuda::compiled_program> prog = cuda::compiled_program::build(eng, p);
+        const std::vector<std::string> kernels = prog->op_kernels();
+        const auto in_grid = std::count(kernels.begin(), kernels.end(), std::string("grid"));
+        EXPECT_EQ(in_grid, prog->grid_steps()) << p.source;
+        EXPECT_EQ(prog->launches() + static_cast<std::size_t>(prog->grid_steps() - prog->grid_runs()), kernels.size()) << p.source;
+        if (check == kernel_choice::never) {
+          EXPECT_EQ(prog->grid_steps(), 0) << p.source;
+        } else if (prog->grid_runs() > 0) {
+          EXPECT_GE(prog->grid_steps(), 2 * prog->grid_runs()) << p.source << ": a run holds two steps or more";
+        }
+        grid_steps += prog->grid_steps();
+        grid_runs += prog->grid_runs();
+        const double tol = gputest::tolerance(t, gputest::longest_sum(p), 256.0);
+        const host_tensor got = run_program(eng, *prog, p, in);
+        EXPECT_LE(gputest::rel_error(got, cpu::contract(p, in)), tol) << p.source << " " << name_of(t) << " grid steps " << prog->grid_steps();
+        if (!prog->has_io_graph()) continue;
+        // Through launch_io: the second launch on the same buffers builds the in-place graph.
+        const std::size_t n = p.net.inputs.size();
+        std::vector<std::unique_ptr<dev>> bufs;
+        std::vector<const void*> srcs;
+        for (std::size_t i = 0; i < n; ++i) {
+          bufs.push_back(std::make_unique<dev>(prog->input_bytes(i)));
+          srcs.push_back(bufs.back()->ptr);
+        }
+        dev out(prog->result_bytes());
+        for (int run = 0; run < 3; ++run) {
+          const std::vector<host_tensor> fresh = gputest::random_inputs(p, used + 17 * static_cast<std::uint64_t>(run + 1), 0.25, 1.25);
+          for (std::size_t i = 0; i < n; ++i) gputest::upload_bytes(eng, bufs[i]->ptr, fresh[i].data(), fresh[i].bytes());
+          prog->launch_io(srcs, out.ptr, eng.stream());
+          const host_tensor via_io = gputest::download(eng, out.ptr, t, p.net.shape_of(p.net.output));
+          EXPECT_LE(gputest::rel_error(via_io, cpu::contract(p, fresh)), tol)
+              << p.source << " " << name_of(t) << " launch_io run " << run << " in-place runs " << prog->in_place_runs();
+        }
+        if (prog->in_place_runs() > 0 && prog->grid_steps() > 0) ++in_place;
+      }
+    }
+    eng.synchronize();
+  }
+  std::printf("[grid runs] always: %d steps in %d runs; %d programs with runs read their inputs in place too\n", grid_steps, grid_runs, in_place);
+  EXPECT_GT(grid_runs, 0) << "the random trees should have consecutive library steps to run together";
+  EXPECT_GT(in_place, 0);
+}
+
 // Reduced precision is opt-in: full precision by default; TF32 visibly less accurate on a chain of
 // 512-wide products (still within 2e-2), 3xTF32 near FP32; f64 ignores it.
 TEST_F(Differential, ReducedPrecisionIsOptIn) {

@@ -29,6 +29,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/fusion.hpp"
@@ -794,6 +795,40 @@ TEST(FusedTreeSimulation, ReferenceNetworkF64) {
     std::printf("[reference network, %s] %zu absorbed steps: worst scaled difference %.3e\n", kerntest::name_of_policy(pol), f.absorbed.size(), worst);
     EXPECT_LE(worst, 1e-9);
   }
+}
+
+// Grid runs: maximal stretches of consecutive fitting steps, none shorter than min_run, in order;
+// a step that does not fit ends a run.
+TEST(GridRuns, ConsecutiveFittingStepsFormRuns) {
+  using runs = std::vector<std::pair<int, int>>;
+  EXPECT_EQ(plan_grid_runs({}, 2), runs{});
+  EXPECT_EQ(plan_grid_runs({1, 1, 1}, 2), (runs{{0, 3}}));
+  EXPECT_EQ(plan_grid_runs({1, 0, 1, 1, 0, 0, 1, 1, 1, 0, 1}, 2), (runs{{2, 4}, {6, 9}}));
+  EXPECT_EQ(plan_grid_runs({1, 0, 1, 1, 0, 0, 1, 1, 1, 0, 1}, 1), (runs{{0, 1}, {2, 4}, {6, 9}, {10, 11}}));
+  EXPECT_EQ(plan_grid_runs({1, 1, 0, 1, 1, 1}, 3), (runs{{3, 6}}));
+  EXPECT_EQ(plan_grid_runs({0, 0}, 1), runs{});
+}
+
+// A record joins a run only unstaged and within both limits; the limits are inclusive.
+TEST(GridRuns, StepFitsByOutputsAndMultiplyAdds) {
+  small_step_record r;
+  r.out_count = 1 << 10;
+  r.sum_count = 1 << 6;
+  grid_step_limits lim;
+  lim.max_outputs = 1 << 10;
+  lim.max_madds = 1 << 16;
+  EXPECT_TRUE(grid_step_fits(r, lim));
+  lim.max_madds = (1 << 16) - 1;
+  EXPECT_FALSE(grid_step_fits(r, lim));
+  lim.max_madds = 1 << 16;
+  lim.max_outputs = (1 << 10) - 1;
+  EXPECT_FALSE(grid_step_fits(r, lim));
+  lim.max_outputs = 1 << 10;
+  r.a_span = 16;  // staged: the grid kernel reads operands in place only
+  EXPECT_FALSE(grid_step_fits(r, lim));
+  r.a_span = 0;
+  r.out_count = 0;
+  EXPECT_FALSE(grid_step_fits(r, lim));
 }
 
 }  // namespace
