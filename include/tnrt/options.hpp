@@ -121,12 +121,13 @@ struct options {
   /// Compiled, last: runs of consecutive small library steps (each at most grid_step_max_outputs
   /// result elements and grid_step_max_madds multiply-adds) go into one cooperative launch each,
   /// in order, a grid-wide barrier between two steps instead of a launch (src/core/fusion.hpp,
-  /// grid runs). `automatic` (the default): kept when the whole program replays faster with them
-  /// (clearly_faster); `always`: kept untimed (tests); `never`: off. Programs whose branches run
+  /// grid runs). `automatic` (the default): these limits, a quarter and a sixteenth of them are
+  /// timed on the whole program, and the fastest is kept when clearly faster than no runs;
+  /// `always`: these limits, untimed (tests); `never`: off. Programs whose branches run
   /// concurrently keep their launches. CLI --grid-steps auto|on|off.
   kernel_choice grid_steps = kernel_choice::automatic;
-  std::int64_t grid_step_max_outputs = 1 << 16;
-  std::int64_t grid_step_max_madds = 1 << 20;
+  std::int64_t grid_step_max_outputs = 1 << 20;
+  std::int64_t grid_step_max_madds = 1 << 24;
   std::int64_t full_dot_min_terms = 1024;
   std::int64_t tiled_min_elements = 1 << 16;  // results smaller than this stay with cuTENSOR
   /// Plans by rule (eager): the tiled kernel only on a step of at most this many multiply-adds

@@ -265,7 +265,7 @@ template void evaluate_small_step<std::complex<double>>(const small_step_record&
 bool grid_step_fits(const small_step_record& r, const grid_step_limits& limits) {
   if (r.a_span != 0 || r.b_span != 0) return false;
   const std::int64_t outs = r.out_count, madds = outs * static_cast<std::int64_t>(r.sum_count);
-  return outs >= 1 && outs <= limits.max_outputs && madds <= limits.max_madds;
+  return outs >= 1 && outs <= limits.max_outputs && madds <= limits.max_madds && r.sum_count <= limits.max_sum;
 }
 
 std::vector<std::pair<int, int>> plan_grid_runs(const std::vector<char>& fits, int min_run) {

@@ -126,8 +126,11 @@ void evaluate_small_step(const small_step_record& r);
 /// (src/cuda/small_steps.cu, launch_grid_steps). Being in order, a run keeps the program's memory
 /// plan as it is.
 struct grid_step_limits {
-  std::int64_t max_outputs = 1 << 16;  // result elements of one step
-  std::int64_t max_madds = 1 << 20;    // its multiply-adds, out_count x sum_count
+  std::int64_t max_outputs = 1 << 20;  // result elements of one step
+  std::int64_t max_madds = 1 << 24;    // its multiply-adds, out_count x sum_count
+  /// Summed terms of one result element: each is one thread's, one after another (a step that sums
+  /// much into few elements, such as a full contraction, would leave the grid idle).
+  std::int64_t max_sum = 512;
   int min_run = 2;                     // a lone step is cheaper through its own launch
 };
 /// The step's record fits a grid run: no operand staged, and within `limits`.

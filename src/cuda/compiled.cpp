@@ -268,21 +268,67 @@ void compiled_program::recapture() {
 }
 
 // Last (build): runs of consecutive small library steps (grid_rec, on their cuTENSOR plan) as one
-// cooperative launch each, kept when the whole program replays clearly faster with them
-// (`automatic`) or untimed (`always`). Programs on concurrent lanes, without a graph, or on a
-// device where the kernel cannot be resident keep their launches.
+// cooperative launch each. Three sizes of step are tried: the options' limits, and a quarter and a
+// sixteenth of them (outputs and multiply-adds alike), since a larger step may run slower on the
+// grid kernel than on cuTENSOR while its launch costs the same; the fastest program is kept when
+// it replays clearly faster than the one without runs (`automatic`), the options' limits untimed
+// under `always`. Programs on concurrent lanes or without a graph keep their launches.
 void compiled_program::check_grid_runs() {
   if (concurrent_ || !opt_.use_graph || exec_ == nullptr) return;
+  grid_blocks_ = grid_steps_blocks();
+  if (grid_blocks_ <= 0) return;
+  const grid_step_limits widest = grid_limits_of(opt_);
+  const bool always = opt_.grid_steps == kernel_choice::always;
+  const cudaStream_t st = eng_->stream();
+  const replay_times without = always ? replay_times{} : time_replays(*this, st);
+  replay_times best{};
+  int best_scale = -1;
+  std::vector<std::pair<int, int>> last_runs;
+  for (int scale = 0; scale < (always ? 1 : 3); ++scale) {
+    grid_step_limits l = widest;
+    l.max_outputs = std::max<std::int64_t>(1, widest.max_outputs >> (2 * scale));
+    l.max_madds = std::max<std::int64_t>(1, widest.max_madds >> (2 * scale));
+    std::vector<std::pair<int, int>> runs = grid_runs_under(l);
+    if (runs.empty() || runs == last_runs) continue;  // nothing to run, or what was timed already
+    last_runs = runs;
+    if (!apply_grid_runs(runs)) continue;
+    if (always) return;
+    const replay_times with = time_replays(*this, st);
+    if (best_scale < 0 || with.median < best.median) {
+      best = with;
+      best_scale = scale;
+    }
+  }
+  drop_grid_runs();
+  if (best_scale < 0 || !clearly_faster(best, without)) {
+    if (best_scale >= 0) grid_times_ = {without.median, best.median};
+    recapture();
+    return;
+  }
+  grid_step_limits l = widest;
+  l.max_outputs = std::max<std::int64_t>(1, widest.max_outputs >> (2 * best_scale));
+  l.max_madds = std::max<std::int64_t>(1, widest.max_madds >> (2 * best_scale));
+  grid_times_ = {without.median, best.median};
+  if (!apply_grid_runs(grid_runs_under(l))) recapture();
+}
+
+std::vector<std::pair<int, int>> compiled_program::grid_runs_under(const grid_step_limits& limits) const {
   std::vector<char> fits(ops_.size(), 0);
   for (std::size_t j = 0; j < ops_.size(); ++j) {
     const op& o = ops_[j];
-    fits[j] = o.grid_rec && o.plan && !o.tiled && !o.use_gemm && !o.use_copies && !o.use_dot && o.fused_records == nullptr ? 1 : 0;
+    fits[j] = o.grid_rec && grid_step_fits(*o.grid_rec, limits) && o.plan && !o.tiled && !o.use_gemm && !o.use_copies && !o.use_dot &&
+                      o.fused_records == nullptr
+                  ? 1
+                  : 0;
   }
-  const grid_step_limits limits = grid_limits_of(opt_);
-  const std::vector<std::pair<int, int>> runs = plan_grid_runs(fits, limits.min_run);
-  if (runs.empty()) return;
-  grid_blocks_ = grid_steps_blocks();
-  if (grid_blocks_ <= 0) return;
+  return plan_grid_runs(fits, limits.min_run);
+}
+
+// The runs' records into grid_table_, the ops marked, the graph captured again with them. False
+// (the program as it was, captured again) when the cooperative launch does not capture.
+bool compiled_program::apply_grid_runs(const std::vector<std::pair<int, int>>& runs) {
+  drop_grid_runs();
+  if (runs.empty()) return false;
   std::vector<small_step_record> records;
   for (const auto& [begin, end] : runs)
     for (int j = begin; j < end; ++j) {
@@ -306,13 +352,13 @@ void compiled_program::check_grid_runs() {
     op& first = ops_[static_cast<std::size_t>(begin)];
     first.grid_count = end - begin;
     first.grid_records = table + at;
+    at += static_cast<std::size_t>(end - begin);
+    grid_steps_ += end - begin;
     // As many blocks as give each thread at most one result element of the run's largest step: a
     // run of small steps meets at a barrier of few blocks.
     std::int64_t widest = 1;
     for (int j = begin; j < end; ++j) widest = std::max<std::int64_t>(widest, ops_[static_cast<std::size_t>(j)].grid_rec->out_count);
     first.grid_blocks = static_cast<int>(std::min<std::int64_t>(grid_blocks_, (widest + grid_steps_threads - 1) / grid_steps_threads));
-    at += static_cast<std::size_t>(end - begin);
-    grid_steps_ += end - begin;
     for (int j = begin; j < end; ++j) {
       op& o = ops_[static_cast<std::size_t>(j)];
       o.grid_member = j > begin;
@@ -320,22 +366,6 @@ void compiled_program::check_grid_runs() {
         if (o.a == in || (o.b != nullptr && o.b == in)) grid_reads_inputs_ = true;
     }
   }
-  const auto drop = [&] {
-    grid_on_ = false;
-    for (op& o : ops_) {
-      o.grid_count = 0;
-      o.grid_records = nullptr;
-      o.grid_blocks = 0;
-      o.grid_member = false;
-    }
-    grid_table_.reset();
-    grid_table_bytes_ = 0;
-    grid_runs_ = grid_steps_ = 0;
-    grid_reads_inputs_ = false;
-  };
-  const bool always = opt_.grid_steps == kernel_choice::always;
-  const cudaStream_t st = eng_->stream();
-  const replay_times without = always ? replay_times{} : time_replays(*this, st);
   grid_on_ = true;
   try {
     recapture();
@@ -343,17 +373,25 @@ void compiled_program::check_grid_runs() {
     (void)cudaGetLastError();
     exec_.reset();
   }
-  if (exec_ == nullptr) {  // the cooperative launch did not capture: the program as it was
-    drop();
-    graph_note_.clear();
-    recapture();
-    return;
-  }
-  const replay_times with = always ? replay_times{} : time_replays(*this, st);
-  grid_times_ = {without.median, with.median};
-  if (always || clearly_faster(with, without)) return;
-  drop();
+  if (exec_ != nullptr) return true;
+  drop_grid_runs();  // the cooperative launch did not capture: the program as it was
+  graph_note_.clear();
   recapture();
+  return false;
+}
+
+void compiled_program::drop_grid_runs() {
+  grid_on_ = false;
+  for (op& o : ops_) {
+    o.grid_count = 0;
+    o.grid_records = nullptr;
+    o.grid_blocks = 0;
+    o.grid_member = false;
+  }
+  grid_table_.reset();
+  grid_table_bytes_ = 0;
+  grid_runs_ = grid_steps_ = 0;
+  grid_reads_inputs_ = false;
 }
 
 std::unique_ptr<compiled_program> compiled_program::build_timed_layouts(engine& eng, const problem& p, const limit_rule& limit_beside,

@@ -281,6 +281,9 @@ class compiled_program {
   /// cuTENSOR when that replays faster. `kept` gets the kept program's replays.
   void check_gemm_choices(replay_times& kept);
   void check_grid_runs();
+  [[nodiscard]] std::vector<std::pair<int, int>> grid_runs_under(const grid_step_limits& limits) const;
+  bool apply_grid_runs(const std::vector<std::pair<int, int>>& runs);
+  void drop_grid_runs();
   /// The graph captured again after ops changed (stream replay when the capture fails).
   void recapture();
   /// Ops for which `pred` holds (the *_chosen counts: what the ops run, so nothing to keep in step).

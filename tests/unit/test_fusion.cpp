@@ -809,7 +809,7 @@ TEST(GridRuns, ConsecutiveFittingStepsFormRuns) {
   EXPECT_EQ(plan_grid_runs({0, 0}, 1), runs{});
 }
 
-// A record joins a run only unstaged and within both limits; the limits are inclusive.
+// A record joins a run only unstaged and within the three limits; the limits are inclusive.
 TEST(GridRuns, StepFitsByOutputsAndMultiplyAdds) {
   small_step_record r;
   r.out_count = 1 << 10;
@@ -824,6 +824,10 @@ TEST(GridRuns, StepFitsByOutputsAndMultiplyAdds) {
   lim.max_outputs = (1 << 10) - 1;
   EXPECT_FALSE(grid_step_fits(r, lim));
   lim.max_outputs = 1 << 10;
+  lim.max_sum = (1 << 6) - 1;  // each thread sums one element's terms alone
+  EXPECT_FALSE(grid_step_fits(r, lim));
+  lim.max_sum = 1 << 6;
+  EXPECT_TRUE(grid_step_fits(r, lim));
   r.a_span = 16;  // staged: the grid kernel reads operands in place only
   EXPECT_FALSE(grid_step_fits(r, lim));
   r.a_span = 0;
