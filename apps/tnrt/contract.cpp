@@ -55,7 +55,7 @@ constexpr option_spec contract_specs[] = {
     {"memory-limit", true}, {"slice", true},      {"slice-range", true}, {"no-slice", false},
     {"ranks", true},        {"schedule", true},
     {"distributed", false}, {"launch", true},     {"rendezvous", true},  {"collective-timeout", true},
-    {"parallel-slices", true}, {"algo-timing", true}, {"step-timing", true}, {"gemm", true}, {"gemm-copies", true}, {"gemm-check", true}, {"grid-steps", true}, {"gemm-workspace", true}, {"precision", true}, {"branches", true}, {"split-sums", true},
+    {"parallel-slices", true}, {"algo-timing", true}, {"step-timing", true}, {"gemm", true}, {"gemm-copies", true}, {"gemm-check", true}, {"grid-steps", true}, {"grid-max-outputs", true}, {"grid-max-sum", true}, {"grid-blocks", true}, {"gemm-workspace", true}, {"precision", true}, {"branches", true}, {"split-sums", true},
 };
 
 constexpr const char* contract_help = R"(usage: tnrt contract INPUT [options]
@@ -118,6 +118,10 @@ GPU knobs:
   --grid-steps auto|on|off   compiled: runs of consecutive small library steps run in one cooperative launch
                              each, a grid-wide barrier between two steps; kept when the program replays faster
                              with them (auto, the default); on: kept untimed (tests); off: a launch per step
+  --grid-max-outputs N       largest result (elements) of a step in a grid run (default 1048576; multiply-adds
+                             at most 16 times this); --grid-max-sum N: summed terms a result element (512);
+                             --grid-blocks N: blocks of every grid run (default 0: one a thread per element of
+                             the run's widest step, at most one a multiprocessor)
   --algo default|patient|gett|tgett|ttgt   cuTENSOR's algorithm choice
   --algo-timing auto|off     compiled: time cuTENSOR's algorithms on every library step and keep the
                              fastest (auto, the default), or take --algo's everywhere (off)
@@ -464,6 +468,10 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.full_dot = choice_knob(a, "dot");
   o.gemm_check = choice_knob(a, "gemm-check");
   o.grid_steps = choice_knob(a, "grid-steps");
+  o.grid_step_max_outputs = a.int_or("grid-max-outputs", o.grid_step_max_outputs, 1, 1 << 30);
+  o.grid_step_max_madds = o.grid_step_max_outputs * 16;
+  o.grid_step_max_sum = a.int_or("grid-max-sum", o.grid_step_max_sum, 1, 1 << 20);
+  o.grid_step_blocks = static_cast<int>(a.int_or("grid-blocks", o.grid_step_blocks, 0, 1 << 16));
   o.fuse_stage = a.choice_or("fuse-stage", "off", {"on", "off"}) == "on";
   o.fuse_levels = a.choice_or("fuse-levels", "on", {"on", "off"}) == "on";
   o.tiled_table = a.choice_or("tiled-table", "on", {"on", "off"}) == "on";

@@ -128,6 +128,10 @@ struct options {
   kernel_choice grid_steps = kernel_choice::automatic;
   std::int64_t grid_step_max_outputs = 1 << 20;
   std::int64_t grid_step_max_madds = 1 << 24;
+  std::int64_t grid_step_max_sum = 512;  // summed terms of one result element (one thread's, in turn)
+  /// Blocks of every grid run; 0: as many as give each thread at most one element of the run's
+  /// widest step, at most one a multiprocessor (the most a cooperative launch may have is checked).
+  int grid_step_blocks = 0;
   std::int64_t full_dot_min_terms = 1024;
   std::int64_t tiled_min_elements = 1 << 16;  // results smaller than this stay with cuTENSOR
   /// Plans by rule (eager): the tiled kernel only on a step of at most this many multiply-adds

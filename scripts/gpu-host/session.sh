@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU host, from the repo root: unpack cuTENSOR (all parts must have arrived) and the
 # binaries, then run the named steps, logging under $OUT (or /tmp/out).
-#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra gridsteps fam fam-tnrt fam-peers1..3 fam-roof fam-tf32 fam-jax fam-miss tileddiag levels own nccl ref soak sanitize cupti ...
+#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra gridsteps gridtune fam fam-tnrt fam-peers1..3 fam-roof fam-tf32 fam-jax fam-miss tileddiag levels own nccl ref soak sanitize cupti ...
 set -uo pipefail
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 bash .gpu-host/unpack.sh | tail -1
@@ -186,6 +186,23 @@ for s in "$@"; do
               done
             done
             tar -czf $out/gridsteps.tgz -C /tmp gridsteps ;;
+    gridtune) # grid runs kept untimed (--grid-steps on) under other limits and block counts, against off, on the
+            # networks with the most candidate steps (GRID_NETS overrides): compiled's median and its kernels line
+            mkdir -p /tmp/gridtune
+            for n in ${GRID_NETS:-qaoa-zz-n60-p4 rqc-5x6-c12-amp lattice-10x10-d4 peps-norm-5x5-D4 hyper-n90-r3-e3 regular4-n70 lm-sliding-d3-h4-o16-b128 mpo-heis-L40-D64-f64}; do
+              f=bench/suites/families/$n.json
+              for cfg in "off" "on 1048576 0" "on 65536 0" "on 16384 0" "on 4096 0" "on 65536 16" "on 16384 8" "on 4096 4" "on 65536 0 4096"; do
+                set -- $cfg
+                args=(--grid-steps $1)
+                [[ -n ${2:-} ]] && args+=(--grid-max-outputs $2 --grid-blocks $3)
+                [[ -n ${4:-} ]] && args+=(--grid-max-sum $4)
+                tag=$(echo "$cfg" | tr ' ' '_')
+                echo "--- $n ${args[*]}"
+                timeout 60 $bin/tnrt contract $f --device cuda --mode compiled --fill="$(fill_of $n)" "${args[@]}" --warmup 5 --repeat 30 \
+                  --json /tmp/gridtune/$n-$tag.json 2>&1 | grep -E "^time|^kernels|rror" | cut -c1-120
+              done
+            done
+            tar -czf $out/gridtune.tgz -C /tmp gridtune ;;
     gemmcheck) # compiled's whole-program GEMM check (options::gemm_check) on and off, on the networks whose
             # cuBLAS steps it was made for: the kernels line says how many steps it took back
             mkdir -p /tmp/gemmcheck

@@ -77,6 +77,7 @@ grid_step_limits grid_limits_of(const options& o) {
   grid_step_limits l;
   l.max_outputs = o.grid_step_max_outputs;
   l.max_madds = o.grid_step_max_madds;
+  l.max_sum = o.grid_step_max_sum;
   return l;
 }
 
@@ -275,7 +276,7 @@ void compiled_program::recapture() {
 // under `always`. Programs on concurrent lanes or without a graph keep their launches.
 void compiled_program::check_grid_runs() {
   if (concurrent_ || !opt_.use_graph || exec_ == nullptr) return;
-  grid_blocks_ = grid_steps_blocks();
+  grid_blocks_ = grid_steps_blocks(&grid_blocks_resident_);
   if (grid_blocks_ <= 0) return;
   const grid_step_limits widest = grid_limits_of(opt_);
   const bool always = opt_.grid_steps == kernel_choice::always;
@@ -359,6 +360,7 @@ bool compiled_program::apply_grid_runs(const std::vector<std::pair<int, int>>& r
     std::int64_t widest = 1;
     for (int j = begin; j < end; ++j) widest = std::max<std::int64_t>(widest, ops_[static_cast<std::size_t>(j)].grid_rec->out_count);
     first.grid_blocks = static_cast<int>(std::min<std::int64_t>(grid_blocks_, (widest + grid_steps_threads - 1) / grid_steps_threads));
+    if (opt_.grid_step_blocks > 0) first.grid_blocks = std::min(opt_.grid_step_blocks, grid_blocks_resident_);
     for (int j = begin; j < end; ++j) {
       op& o = ops_[static_cast<std::size_t>(j)];
       o.grid_member = j > begin;

@@ -405,7 +405,7 @@ class compiled_program {
   device::pool_block grid_table_;
   std::size_t grid_table_bytes_ = 0;
   bool grid_on_ = false, grid_reads_inputs_ = false, grid_paused_ = false;
-  int grid_runs_ = 0, grid_steps_ = 0, grid_blocks_ = 0;
+  int grid_runs_ = 0, grid_steps_ = 0, grid_blocks_ = 0, grid_blocks_resident_ = 0;
   std::pair<float, float> grid_times_{-1.0F, -1.0F};
   std::vector<const void*> last_srcs_, in_place_srcs_;
   graph_owner in_place_graph_;

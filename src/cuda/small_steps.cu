@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(grid_threads) grid_small_steps(const small_ste
 
 }  // namespace
 
-int grid_steps_blocks() {
+int grid_steps_blocks(int* resident) {
   int device = 0, sms = 0, per_sm = 0;
   TNRT_CUDA(cudaGetDevice(&device));
   TNRT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -188,6 +188,7 @@ int grid_steps_blocks() {
     });
     fewest = std::min(fewest, per_sm);
   }
+  if (resident != nullptr) *resident = fewest * sms;
   return fewest >= 1 ? sms : 0;
 }
 

@@ -28,8 +28,9 @@ void launch_grid_steps(dtype t, const small_step_record* records, int count, int
 /// Threads per block of a grid run.
 inline constexpr int grid_steps_threads = 512;
 
-/// The blocks of a grid run on the current device: one per multiprocessor, as many as can be
-/// resident at once with the kernel's resources (a cooperative launch needs every block resident).
-int grid_steps_blocks();
+/// The blocks of a grid run on the current device: one per multiprocessor (0 when the kernel cannot
+/// have one resident on each). `resident` (when given): the most blocks that can be resident at
+/// once, the largest cooperative launch.
+int grid_steps_blocks(int* resident = nullptr);
 
 }  // namespace tnrt::cuda
