@@ -117,7 +117,7 @@ GPU knobs:
                              default); on: they go back untimed (tests); off: no check
   --grid-steps auto|on|off   compiled: runs of consecutive small library steps run in one cooperative launch
                              each, a grid-wide barrier between two steps; kept when the program replays faster
-                             with them (auto, the default); on: kept untimed (tests); off: a launch per step
+                             with them (auto); on: kept untimed (tests); off: a launch per step (the default)
   --grid-max-outputs N       largest result (elements) of a step in a grid run (default 1048576; multiply-adds
                              at most 16 times this); --grid-max-sum N: summed terms a result element (512);
                              --grid-blocks N: blocks of every grid run (default 0: one a thread per element of
@@ -443,8 +443,8 @@ run_outcome run_cpu(const problem& p, const std::vector<host_tensor>& inputs, in
 
 #ifdef TNRT_HAVE_CUDA
 // A kernel_choice knob of the CLI (auto|on|off, default auto) and its name in the report.
-kernel_choice choice_knob(const parsed_args& a, std::string_view name) {
-  const std::string v = a.choice_or(name, "auto", {"auto", "on", "off"});
+kernel_choice choice_knob(const parsed_args& a, std::string_view name, std::string_view fallback = "auto") {
+  const std::string v = a.choice_or(name, std::string(fallback), {"auto", "on", "off"});
   return v == "on" ? kernel_choice::always : v == "off" ? kernel_choice::never : kernel_choice::automatic;
 }
 const char* knob_name(kernel_choice c) { return c == kernel_choice::always ? "on" : c == kernel_choice::never ? "off" : "auto"; }
@@ -467,7 +467,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.tiled_kernel = choice_knob(a, "tiled");
   o.full_dot = choice_knob(a, "dot");
   o.gemm_check = choice_knob(a, "gemm-check");
-  o.grid_steps = choice_knob(a, "grid-steps");
+  o.grid_steps = choice_knob(a, "grid-steps", "off");
   o.grid_step_max_outputs = a.int_or("grid-max-outputs", o.grid_step_max_outputs, 1, 1 << 30);
   o.grid_step_max_madds = o.grid_step_max_outputs * 16;
   o.grid_step_max_sum = a.int_or("grid-max-sum", o.grid_step_max_sum, 1, 1 << 20);
@@ -1180,7 +1180,7 @@ int run_contract(std::span<char* const> argv) {
   (void)a.choice_or("tiled", "auto", {"auto", "on", "off"});
   (void)a.choice_or("dot", "auto", {"auto", "on", "off"});
   (void)a.choice_or("gemm-check", "auto", {"auto", "on", "off"});
-  (void)a.choice_or("grid-steps", "auto", {"auto", "on", "off"});
+  (void)a.choice_or("grid-steps", "off", {"auto", "on", "off"});
   (void)a.choice_or("fuse-stage", "off", {"on", "off"});
   (void)a.choice_or("fuse-levels", "on", {"on", "off"});
   (void)a.choice_or("tiled-table", "on", {"on", "off"});

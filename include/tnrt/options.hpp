@@ -121,11 +121,14 @@ struct options {
   /// Compiled, last: runs of consecutive small library steps (each at most grid_step_max_outputs
   /// result elements and grid_step_max_madds multiply-adds) go into one cooperative launch each,
   /// in order, a grid-wide barrier between two steps instead of a launch (src/core/fusion.hpp,
-  /// grid runs). `automatic` (the default): these limits, a quarter and a sixteenth of them are
-  /// timed on the whole program, and the fastest is kept when clearly faster than no runs;
-  /// `always`: these limits, untimed (tests); `never`: off. Programs whose branches run
-  /// concurrently keep their launches. CLI --grid-steps auto|on|off.
-  kernel_choice grid_steps = kernel_choice::automatic;
+  /// grid runs). `automatic`: these limits, a quarter and a sixteenth of them are timed on the
+  /// whole program, and the fastest is kept when clearly faster than no runs; `always`: these
+  /// limits, untimed (tests); `never` (the default): off. Programs whose branches run concurrently
+  /// keep their launches. CLI --grid-steps auto|on|off. Off by default because on an H100 no
+  /// network of the suite ran clearly faster with them (`automatic` kept none on 16 networks; 49
+  /// steps in runs on qaoa-zz-n60 ran 2.270 ms against 2.273; bench/results/2026-12-07f-h100-grid-runs):
+  /// a grid-wide barrier between two dependent small steps costs about what a launch in a graph does.
+  kernel_choice grid_steps = kernel_choice::never;
   std::int64_t grid_step_max_outputs = 1 << 20;
   std::int64_t grid_step_max_madds = 1 << 24;
   std::int64_t grid_step_max_sum = 512;  // summed terms of one result element (one thread's, in turn)

@@ -171,7 +171,7 @@ for s in "$@"; do
             # GPU's, each compiled twice (--reps 2) where the budget allows, on every network of the suite
             # (bench/results/2026-12-07e-h100-step-timing ran it with the names the other way round)
             run_fam fam-timing ${FAM_BUDGET:-300} --skip-peers --only=compiled '--only=compiled device timing' --timeout 60 --reps 2 ;;
-    gridsteps) # grid runs (options::grid_steps, CLI --grid-steps) off and auto, in the order off auto auto off, on
+    gridsteps) # grid runs (options::grid_steps, CLI --grid-steps; off by default) off and auto, in the order off auto auto off, on
             # the memory-bound networks of the suite and three compute-bound ones (GRID_NETS overrides; suite
             # names or 'reference'): compiled's median and its kernels line, which counts the "grid" steps
             mkdir -p /tmp/gridsteps
