@@ -1405,6 +1405,10 @@ TEST_F(Differential, CompiledGridRunsMatchCpu) {
   for (const kernel_choice check : {kernel_choice::always, kernel_choice::never}) {
     cuda::options opt;
     opt.grid_steps = check;
+    // One chain: a program whose branches run concurrently keeps its launches, and build() times
+    // the concurrent capture, so with branches left to timing the runs here varied between
+    // sittings (13 steps in 4 runs on cf45393, 2 in 1 on cfee802, both on an H100).
+    opt.concurrent_branches = kernel_choice::never;
     opt.fuse_small_steps = false;
     opt.tiled_kernel = kernel_choice::never;
     opt.gemm_lowering = kernel_choice::never;
@@ -1453,7 +1457,7 @@ TEST_F(Differential, CompiledGridRunsMatchCpu) {
     eng.synchronize();
   }
   std::printf("[grid runs] always: %d steps in %d runs; %d programs with runs read their inputs in place too\n", grid_steps, grid_runs, in_place);
-  EXPECT_GT(grid_runs, 0) << "the random trees should have consecutive library steps to run together";
+  EXPECT_GE(grid_runs, 4) << "the random trees should have consecutive library steps to run together";
   EXPECT_GT(in_place, 0);
 }
 
