@@ -126,8 +126,8 @@ struct options {
   /// limits, untimed (tests); `never` (the default): off. Programs whose branches run concurrently
   /// keep their launches. CLI --grid-steps auto|on|off. Off by default because on an H100 no
   /// network of the suite ran clearly faster with them (`automatic` kept none on 16 networks, 12 of
-  /// them concurrent programs that never try runs; 49 steps in runs on qaoa-zz-n60 ran 2.270 ms
-  /// against 2.273; bench/results/2026-12-07f-h100-grid-runs): a grid-wide barrier between two
+  /// them concurrent programs that never try runs; 49 steps in runs on qaoa-zz-n60 ran 2.268-2.289
+  /// ms against 2.293; bench/results/2026-12-07f-h100-grid-runs): a grid-wide barrier between two
   /// dependent small steps costs about what a launch in a graph does.
   kernel_choice grid_steps = kernel_choice::never;
   std::int64_t grid_step_max_outputs = 1 << 20;

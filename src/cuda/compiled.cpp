@@ -282,14 +282,17 @@ void compiled_program::check_grid_runs() {
   const bool always = opt_.grid_steps == kernel_choice::always;
   const cudaStream_t st = eng_->stream();
   const replay_times without = always ? replay_times{} : time_replays(*this, st);
+  const auto runs_at = [&](int scale) {  // the options' limits over 4^scale
+    grid_step_limits l = widest;
+    l.max_outputs = std::max<std::int64_t>(1, widest.max_outputs >> (2 * scale));
+    l.max_madds = std::max<std::int64_t>(1, widest.max_madds >> (2 * scale));
+    return grid_runs_under(l);
+  };
   replay_times best{};
   int best_scale = -1;
   std::vector<std::pair<int, int>> last_runs;
   for (int scale = 0; scale < (always ? 1 : 3); ++scale) {
-    grid_step_limits l = widest;
-    l.max_outputs = std::max<std::int64_t>(1, widest.max_outputs >> (2 * scale));
-    l.max_madds = std::max<std::int64_t>(1, widest.max_madds >> (2 * scale));
-    std::vector<std::pair<int, int>> runs = grid_runs_under(l);
+    std::vector<std::pair<int, int>> runs = runs_at(scale);
     if (runs.empty() || runs == last_runs) continue;  // nothing to run, or what was timed already
     last_runs = runs;
     if (!apply_grid_runs(runs)) continue;
@@ -302,15 +305,10 @@ void compiled_program::check_grid_runs() {
   }
   drop_grid_runs();
   if (best_scale < 0 || !clearly_faster(best, without)) {
-    if (best_scale >= 0) grid_times_ = {without.median, best.median};
     recapture();
     return;
   }
-  grid_step_limits l = widest;
-  l.max_outputs = std::max<std::int64_t>(1, widest.max_outputs >> (2 * best_scale));
-  l.max_madds = std::max<std::int64_t>(1, widest.max_madds >> (2 * best_scale));
-  grid_times_ = {without.median, best.median};
-  if (!apply_grid_runs(grid_runs_under(l))) recapture();
+  (void)apply_grid_runs(runs_at(best_scale));  // what was timed (not empty); captured again, with or without them
 }
 
 std::vector<std::pair<int, int>> compiled_program::grid_runs_under(const grid_step_limits& limits) const {
@@ -368,7 +366,6 @@ bool compiled_program::apply_grid_runs(const std::vector<std::pair<int, int>>& r
         if (o.a == in || (o.b != nullptr && o.b == in)) grid_reads_inputs_ = true;
     }
   }
-  grid_on_ = true;
   try {
     recapture();
   } catch (const error&) {
@@ -383,7 +380,6 @@ bool compiled_program::apply_grid_runs(const std::vector<std::pair<int, int>>& r
 }
 
 void compiled_program::drop_grid_runs() {
-  grid_on_ = false;
   for (op& o : ops_) {
     o.grid_count = 0;
     o.grid_records = nullptr;
@@ -1309,21 +1305,16 @@ void compiled_program::enqueue_op(const op& o, cudaStream_t stream) {
 }
 
 void compiled_program::enqueue_all(cudaStream_t stream) {
-  const bool grid = grid_on_ && !grid_paused_;
   for (const op& o : ops_) {
-    if (grid && o.grid_count > 0) {
+    if (grid_paused_ || (o.grid_count == 0 && !o.grid_member)) {
+      enqueue_op(o, stream);
+    } else if (o.grid_count > 0) {
       launch_grid_steps(type_, o.grid_records, o.grid_count, o.grid_blocks, stream);
-      continue;
-    }
-    if (grid && o.grid_member) continue;
-    enqueue_op(o, stream);
+    }  // else: a member of a run an earlier op launched
   }
 }
 
-std::size_t compiled_program::launches() const noexcept {
-  if (!grid_on_) return ops_.size();
-  return ops_.size() - static_cast<std::size_t>(grid_steps_ - grid_runs_);
-}
+std::size_t compiled_program::launches() const noexcept { return ops_.size() - static_cast<std::size_t>(grid_steps_ - grid_runs_); }
 
 // What each op reads and writes in the program's memory (the fused launch of small steps touches
 // many buffers: a barrier), its dependencies, and the lanes of the capture, with the side streams
@@ -1394,7 +1385,7 @@ std::vector<std::string> compiled_program::op_kernels() const {
   for (const op& o : ops_) {
     if (o.fused_records != nullptr) {
       out.emplace_back("fused");
-    } else if (grid_on_ && (o.grid_count > 0 || o.grid_member)) {
+    } else if (o.grid_count > 0 || o.grid_member) {
       out.emplace_back("grid");
     } else if (o.tiled) {
       const tiled_record& r = o.tiled_rec;

@@ -163,14 +163,12 @@ class compiled_program {
   /// Library steps that had a form with copies whose plans were made (tried or, `always`, taken).
   [[nodiscard]] int copies_tried() const noexcept { return copies_tried_; }
   [[nodiscard]] std::size_t copies_bytes() const noexcept { return copies_bytes_; }
-  /// Launches per run: the fused one (if any) plus one per library step.
-  /// Kernel launches (or copies) per replay: one per op, one per grid run.
+  /// Kernel launches (or copies) per replay: one per op (the fused launch, each library step), one
+  /// per grid run instead of its steps'.
   [[nodiscard]] std::size_t launches() const noexcept;
   /// Grid runs kept (options::grid_steps) and the steps in them (0 and 0 without).
-  [[nodiscard]] int grid_runs() const noexcept { return grid_on_ ? grid_runs_ : 0; }
-  [[nodiscard]] int grid_steps() const noexcept { return grid_on_ ? grid_steps_ : 0; }
-  /// The whole-program replay medians without and with the grid runs (ms; -1 when not timed).
-  [[nodiscard]] std::pair<float, float> grid_times() const noexcept { return grid_times_; }
+  [[nodiscard]] int grid_runs() const noexcept { return grid_runs_; }
+  [[nodiscard]] int grid_steps() const noexcept { return grid_steps_; }
   [[nodiscard]] bool uses_graph() const noexcept { return exec_ != nullptr; }
 
   /// The graph with the program's copies as nodes of its own: a gather of the inputs into the
@@ -400,13 +398,13 @@ class compiled_program {
   // Inputs read in place (launch_io): the sources of the launch before, and the graph built on
   // in_place_srcs_ (the ops as a child, then the result's copy).
   bool in_place_ok_ = true;  // false when a fused record reads an input
-  // Grid runs: their records, whether replays use them, and whether one reads an input (then the
-  // in-place graph runs those steps one launch each: the records hold the program's own inputs).
+  // Grid runs (0 runs: none; the ops say which run where): their records, and whether one reads an
+  // input (then the in-place graph, grid_paused_ while it is captured, runs every step one launch
+  // each: the records hold the program's own inputs).
   device::pool_block grid_table_;
   std::size_t grid_table_bytes_ = 0;
-  bool grid_on_ = false, grid_reads_inputs_ = false, grid_paused_ = false;
+  bool grid_reads_inputs_ = false, grid_paused_ = false;
   int grid_runs_ = 0, grid_steps_ = 0, grid_blocks_ = 0, grid_blocks_resident_ = 0;
-  std::pair<float, float> grid_times_{-1.0F, -1.0F};
   std::vector<const void*> last_srcs_, in_place_srcs_;
   graph_owner in_place_graph_;
   graph_exec_owner in_place_exec_;

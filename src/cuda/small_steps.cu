@@ -21,6 +21,27 @@ namespace {
 constexpr int block_threads = TNRT_FUSED_THREADS;
 static_assert(block_threads == 256 || block_threads == 512 || block_threads == 1024, "TNRT_FUSED_THREADS: 256, 512 or 1024");
 
+// Result element `o` of record `r`: D[o] = sum_k A[a(o,k)] * B[b(o,k)] (B null: sum_k A[a(o,k)]), with
+// the record's index arithmetic (small_step_index.hpp). `a` and `b` are r.a and r.b, or the block's
+// staged copies of them. The fused launch and the grid runs both sum their elements here.
+template <class T>
+__device__ __forceinline__ void sum_element(const small_step_record& r, const T* a, const T* b, T* d, std::int32_t o) {
+  std::int64_t ao = 0, bo = 0, dof = 0;
+  small_step_index::out_offsets(r, o, ao, bo, dof);
+  T acc{};
+#pragma unroll 4
+  for (int k = 0; k < r.sum_count; ++k) {
+    std::int64_t ak = 0, bk = 0;
+    small_step_index::sum_offsets(r, k, ak, bk);
+    if (b != nullptr) {
+      acc += a[ao + ak] * b[bo + bk];
+    } else {
+      acc += a[ao + ak];
+    }
+  }
+  d[dof] = acc;
+}
+
 // D[o] = sum_k A[a(o,k)] * B[b(o,k)], exactly as evaluate_small_step on the host (the same index
 // arithmetic: small_step_index.hpp). A subtree's records come level by level, in groups
 // (group_small_steps): the records of one group read none of each other's results, so they run
@@ -71,20 +92,7 @@ __device__ void fused_small_steps_body(const small_step_record* records, int fir
         if (b != nullptr) b = stage_b;
       }
       for (int o = (t - base + block_threads) % block_threads; o < r.out_count; o += block_threads) {
-        std::int64_t ao = 0, bo = 0, dof = 0;
-        small_step_index::out_offsets(r, o, ao, bo, dof);
-        T acc{};
-#pragma unroll 4
-        for (int k = 0; k < r.sum_count; ++k) {
-          std::int64_t ak = 0, bk = 0;
-          small_step_index::sum_offsets(r, k, ak, bk);
-          if (b != nullptr) {
-            acc += a[ao + ak] * b[bo + bk];
-          } else {
-            acc += a[ao + ak];
-          }
-        }
-        d[dof] = acc;
+        sum_element(r, a, b, d, o);
       }
       base = (base + r.out_count) % block_threads;
     }
@@ -148,20 +156,7 @@ __global__ void __launch_bounds__(grid_threads) grid_small_steps(const small_ste
     const T* b = static_cast<const T*>(r.b);
     T* d = static_cast<T*>(r.d);
     for (std::int64_t o = me; o < r.out_count; o += threads) {
-      std::int64_t ao = 0, bo = 0, dof = 0;
-      small_step_index::out_offsets(r, static_cast<std::int32_t>(o), ao, bo, dof);
-      T acc{};
-#pragma unroll 4
-      for (int k = 0; k < r.sum_count; ++k) {
-        std::int64_t ak = 0, bk = 0;
-        small_step_index::sum_offsets(r, k, ak, bk);
-        if (b != nullptr) {
-          acc += a[ao + ak] * b[bo + bk];
-        } else {
-          acc += a[ao + ak];
-        }
-      }
-      d[dof] = acc;
+      sum_element(r, a, b, d, static_cast<std::int32_t>(o));
     }
     if (!more) break;
 #pragma unroll

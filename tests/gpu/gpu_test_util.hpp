@@ -60,6 +60,16 @@ inline void check_cuda(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw device_error(std::string("test: ") + what + " failed: " + cudaGetErrorString(e));
 }
 
+/// Device memory of the test's own (cudaMalloc; at least one byte), freed with it.
+struct device_buffer {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  explicit device_buffer(std::size_t n) : bytes(n) { check_cuda(cudaMalloc(&ptr, n == 0 ? 1 : n), "cudaMalloc"); }
+  ~device_buffer() { (void)cudaFree(ptr); }
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+};
+
 /// A non-blocking CUDA stream of the test's own, destroyed with it.
 struct stream_owner {
   cudaStream_t s = nullptr;

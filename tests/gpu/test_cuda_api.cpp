@@ -31,14 +31,7 @@ using gputest::layout;
 
 using gputest::stream_owner;
 
-struct device_buffer {
-  void* ptr = nullptr;
-  std::size_t bytes = 0;
-  explicit device_buffer(std::size_t n) : bytes(n) { gputest::check_cuda(cudaMalloc(&ptr, n == 0 ? 1 : n), "cudaMalloc"); }
-  ~device_buffer() { (void)cudaFree(ptr); }
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
-};
+using gputest::device_buffer;
 
 // A logical tensor placed on the device in a layout: the buffer (padding NaN) and its view.
 struct placed {

@@ -735,13 +735,7 @@ TEST_F(Differential, CompiledGemmAlgosMatchCpu) {
 // dtype, the concurrent capture asked for on trees of 8 tensors and more; a balanced tree of eight
 // matrices must take several lanes in its in-place capture. Every result against the CPU engine.
 TEST_F(Differential, CompiledReadsInputsInPlace) {
-  struct dev {
-    void* ptr = nullptr;
-    explicit dev(std::size_t n) { gputest::check_cuda(cudaMalloc(&ptr, n == 0 ? 1 : n), "cudaMalloc"); }
-    ~dev() { (void)cudaFree(ptr); }
-    dev(const dev&) = delete;
-    dev& operator=(const dev&) = delete;
-  };
+  using dev = gputest::device_buffer;
   int in_place_programs = 0, gather_only = 0;
   for (bool fuse : {false, true}) {
     cuda::options opt;
@@ -1394,13 +1388,7 @@ TEST_F(Differential, CompiledGemmCheckTakesStepsBack) {
 // program's own inputs) and still reads what is at the caller's pointers. Under `never` no step is
 // in a run.
 TEST_F(Differential, CompiledGridRunsMatchCpu) {
-  struct dev {
-    void* ptr = nullptr;
-    explicit dev(std::size_t n) { gputest::check_cuda(cudaMalloc(&ptr, n == 0 ? 1 : n), "cudaMalloc"); }
-    ~dev() { (void)cudaFree(ptr); }
-    dev(const dev&) = delete;
-    dev& operator=(const dev&) = delete;
-  };
+  using dev = gputest::device_buffer;
   int grid_steps = 0, grid_runs = 0, in_place = 0;
   for (const kernel_choice check : {kernel_choice::always, kernel_choice::never}) {
     cuda::options opt;

@@ -20,8 +20,8 @@ label = {"off": "off", "on_1048576_0": "2^20", "on_65536_0": "2^16", "on_16384_0
          "on_65536_16": "2^16, 16 blocks", "on_16384_8": "2^14, 8 blocks", "on_4096_4": "2^12, 4 blocks", "on_65536_0_4096": "2^16, 4096 terms"}
 print("Each cell: median ms (over off), steps in grid runs. Settings: largest result of a grid step, blocks (default: one a thread"
       " per element of the widest step, at most one a multiprocessor), terms a result element (default 512).\n")
-print("| network | " + " | ".join(label[t] for t in order) + " |")
-print("|---|" + "---:|" * len(order))
+print("| network | layout (off) | " + " | ".join(label[t] for t in order) + " |")
+print("|---|---|" + "---:|" * len(order))
 for net, r in rows.items():
     off = r.get("off", {}).get("median_ms")
     cells = []
@@ -32,4 +32,4 @@ for net, r in rows.items():
             continue
         g = d.get("kernels", {}).get("grid", 0)
         cells.append(f"{d['median_ms']:.3f}" if t == "off" else f"{d['median_ms']:.3f} ({d['median_ms'] / off:.3f}), {g}")
-    print(f"| {net} | " + " | ".join(cells) + " |")
+    print(f"| {net} | {r.get('off', {}).get('layout', '')} | " + " | ".join(cells) + " |")
