@@ -29,6 +29,12 @@ inline constexpr int full_dot_run = 32;
 /// Tiled: at most this many blocks (two per SM of an H100 or H200), so that each block's tables
 /// (the tile's offsets) serve several tiles.
 inline constexpr int full_dot_tile_blocks = 264;
+/// Tiled: a block takes its tiles a group at a time, every load of the group in flight at once (each
+/// thread holds its A values in registers, B's go through shared memory into A's order); a group's
+/// share of B is at most this many bytes.
+inline constexpr int full_dot_group_bytes = 16384;
+/// The most tiles in a group (a tile covers full_dot_run elements of each operand at least).
+inline constexpr int full_dot_max_group = full_dot_group_bytes / 4 / full_dot_run;
 
 /// Scratch a full dot needs beside its operands: full_dot_max_blocks partial sums of the element
 /// type, then an unsigned counter (zero before the first launch; the kernel leaves it zero).
@@ -122,6 +128,24 @@ TNRT_HOST_DEVICE inline void full_dot_tile_base(const full_dot_record& r, std::i
     bb += x * r.b_stride[m];
   }
 }
+
+/// Tiled: where a group's slot (a position in A's order) sits in shared memory. B's elements arrive
+/// in B's order, often a power-of-two number of slots apart, which would put a warp's stores in one
+/// bank; XOR-ing a slot's row (128 bytes of slots) into its place in the row spreads them, and a warp
+/// reading consecutive slots still reads one row. A permutation of each row of slots.
+TNRT_HOST_DEVICE constexpr int full_dot_swizzle(int slot, int element_bytes) {
+  const int row = 128 / element_bytes;
+  return slot ^ ((slot / row) & (row - 1));
+}
+
+/// A launch's grid for a record, in a type of `element_bytes`: `blocks` blocks of full_dot_threads.
+/// Tiled records: tiles in groups of `group`, as many as give each of at most full_dot_tile_blocks
+/// blocks one group, while a group's share of B fits full_dot_group_bytes (a block takes its
+/// groups one after another); otherwise group 1 and the record's blocks.
+struct full_dot_grid {
+  std::int32_t group = 1, blocks = 1;
+};
+full_dot_grid full_dot_grid_of(const full_dot_record& r, std::size_t element_bytes);
 
 /// True, with `out` filled, when `s` is a contraction whose result is one element (every mode of D
 /// of extent 1) with at most full_dot_max_modes modes of extent > 1; false (out untouched) otherwise.

@@ -38,16 +38,20 @@ __device__ T block_sum(T v, T* sh) {
   return sh[0];
 }
 
-// Each block sums its terms (grid-stride, four terms in flight a thread; or tile by tile), then
-// writes its partial sum; the last block to finish (the counter) sums the partials in block order,
-// writes d[0] and zeroes the counter for the next launch. The same grid every launch: the same
-// result every run.
+// Each block sums its terms (grid-stride, four terms in flight a thread; or a group of tiles at a
+// time), then writes its partial sum; the last block to finish (the counter) sums the partials in
+// block order, writes d[0] and zeroes the counter for the next launch. The same grid every launch:
+// the same result every run.
 template <class T>
 __global__ void __launch_bounds__(full_dot_threads)
-    full_dot_kernel(const __grid_constant__ full_dot_record r, const T* a, const T* b, T* d, T* partials, unsigned* counter) {
-  __shared__ __align__(16) unsigned char raw[2 * full_dot_tile_max * sizeof(T)];
+    full_dot_kernel(const __grid_constant__ full_dot_record r, int group, const T* a, const T* b, T* d, T* partials, unsigned* counter) {
+  constexpr int group_slots = full_dot_group_bytes / static_cast<int>(sizeof(T));
+  constexpr int per_thread = group_slots / full_dot_threads;  // a group's positions a thread
+  static_assert(per_thread * full_dot_threads == group_slots && group_slots >= full_dot_tile_max);
+  __shared__ __align__(16) unsigned char raw[full_dot_group_bytes];
   __shared__ std::int32_t a_off[full_dot_tile_max], b_off[full_dot_tile_max];
   __shared__ std::int16_t b_slot[full_dot_tile_max];
+  __shared__ std::int64_t base_a[full_dot_max_group], base_b[full_dot_max_group];
   __shared__ bool last;
   T* sh = reinterpret_cast<T*>(raw);
   const int t = static_cast<int>(threadIdx.x);
@@ -55,10 +59,9 @@ __global__ void __launch_bounds__(full_dot_threads)
   std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * full_dot_threads + t;
   T acc{};
   if (r.tile_n > 0) {
-    // The tile's offsets, once per block; then each tile: A's and B's shares in runs, B's at their
-    // places in A's order, then the products.
-    T* sa = sh;
-    T* sb = sh + full_dot_tile_max;
+    // The tile's offsets, once per block. Then each group of tiles: the tiles' bases; every
+    // thread's A and B values of the group loaded at once (positions t, t + 256, ...: A's in A's
+    // order, B's in B's); B's stored at their places in A's order; then the products.
     for (int p = t; p < r.tile_count; p += full_dot_threads) {
       a_off[p] = full_dot_tile_a(r, p);
       std::int32_t off = 0, slot = 0;
@@ -66,17 +69,41 @@ __global__ void __launch_bounds__(full_dot_threads)
       b_off[p] = off;
       b_slot[p] = static_cast<std::int16_t>(slot);
     }
-    __syncthreads();
-    for (std::int64_t u = blockIdx.x; u < r.outer_count; u += gridDim.x) {
-      std::int64_t ba = 0, bb = 0;
-      full_dot_tile_base(r, u, ba, bb);
-      for (int p = t; p < r.tile_count; p += full_dot_threads) {
-        sa[p] = a[ba + a_off[p]];
-        sb[b_slot[p]] = b[bb + b_off[p]];
+    const int tc = r.tile_count;
+    const int tc_shift = r.pow2 != 0 ? __ffs(tc) - 1 : -1;  // every extent a power of two: so is the tile's count
+    for (std::int64_t u0 = static_cast<std::int64_t>(blockIdx.x) * group; u0 < r.outer_count;
+         u0 += static_cast<std::int64_t>(gridDim.x) * group) {
+      if (t < group) {
+        std::int64_t ba = 0, bb = 0;
+        if (u0 + t < r.outer_count) full_dot_tile_base(r, u0 + t, ba, bb);
+        base_a[t] = ba;
+        base_b[t] = bb;
       }
+      __syncthreads();  // the bases (and, the first time, the tables)
+      const int live = static_cast<int>(min(static_cast<std::int64_t>(group), r.outer_count - u0)) * tc;
+      T va[per_thread], vb[per_thread];
+      int slot[per_thread];
+#pragma unroll
+      for (int j = 0; j < per_thread; ++j) {
+        const int q = t + j * full_dot_threads;
+        if (q < live) {
+          const int g = tc_shift >= 0 ? q >> tc_shift : q / tc;
+          const int p = q - g * tc;
+          va[j] = a[base_a[g] + a_off[p]];
+          vb[j] = b[base_b[g] + b_off[p]];
+          slot[j] = g * tc + b_slot[p];
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < per_thread; ++j)
+        if (t + j * full_dot_threads < live) sh[full_dot_swizzle(slot[j], static_cast<int>(sizeof(T)))] = vb[j];
       __syncthreads();
-      for (int p = t; p < r.tile_count; p += full_dot_threads) acc += sa[p] * sb[p];
-      __syncthreads();
+#pragma unroll
+      for (int j = 0; j < per_thread; ++j) {
+        const int q = t + j * full_dot_threads;
+        if (q < live) acc += va[j] * sh[full_dot_swizzle(q, static_cast<int>(sizeof(T)))];
+      }
+      __syncthreads();  // sh and the bases are rewritten by the next group
     }
   } else if (r.contiguous != 0) {
     for (; i + 3 * step < r.count; i += 4 * step) {
@@ -121,10 +148,11 @@ std::size_t counter_offset(dtype t) { return full_dot_max_blocks * size_of(t); }
 
 void launch_full_dot(dtype t, const full_dot_record& r, const void* a, const void* b, void* d, void* scratch, cudaStream_t stream) {
   auto* counter = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(scratch) + counter_offset(t));
+  const full_dot_grid grid = full_dot_grid_of(r, size_of(t));
   with_element_type(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    full_dot_kernel<T><<<dim3(static_cast<unsigned>(r.blocks)), dim3(full_dot_threads), 0, stream>>>(
-        r, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(d), static_cast<T*>(scratch), counter);
+    full_dot_kernel<T><<<dim3(static_cast<unsigned>(grid.blocks)), dim3(full_dot_threads), 0, stream>>>(
+        r, grid.group, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(d), static_cast<T*>(scratch), counter);
   });
   TNRT_CUDA(cudaGetLastError());
 }

@@ -588,7 +588,8 @@ TEST_F(Differential, CompiledGemmLoweringBatchedChain) {
 
 // The full-contraction kernel (options::full_dot): networks whose last step's result is one
 // element, its operands alike (dense, the same order: one block of terms), in other orders (the
-// index decode, and in shared-memory tiles: the 14-mode case, checked to plan tiles), with extents
+// index decode, and in shared-memory tiles: the cases checked to plan tiles, one tile a block or
+// groups of tiles, partial last groups and tiles whose size is no power of two), with extents
 // not powers of two (the division decode), and large enough for a grid of hundreds of blocks whose
 // partial sums the last block adds. `always` runs the kernel there and
 // must match the CPU engine in all four types; a second run on new values must match again (the
@@ -599,12 +600,19 @@ TEST_F(Differential, CompiledFullDotMatchesCpu) {
     const char* expr;
     std::vector<std::vector<std::int64_t>> shapes;
     std::vector<std::vector<int>> path;
+    int f32_group = 0;  // tiled: its group of tiles in f32 (full_dot_grid_of); 0: not checked
   };
-  const std::vector<std::int64_t> twos(11, 2), fours(10, 4), twos14(14, 2);
+  const std::vector<std::int64_t> twos(11, 2), fours(10, 4), twos14(14, 2), twos20(20, 2);
   const std::vector<dot_case> cases = {
       {"abcdefghijk,abcdefghijk->", {twos, twos}, {{0, 1}}},
       {"abcdefghijk,kjihgfedcba->", {twos, twos}, {{0, 1}}},
-      {"abcdefghijklmn,nmlkjihgfedcba->", {twos14, twos14}, {{0, 1}}},  // tiles: 16 of 1024 terms
+      {"abcdefghijklmn,nmlkjihgfedcba->", {twos14, twos14}, {{0, 1}}, 1},  // tiles: 16 of 1024 terms
+      // 1024 tiles of 1024 terms: in groups of 4 tiles (f32), 2 (f64, c64), 1 (c128)
+      {"abcdefghijklmnopqrst,tsrqponmlkjihgfedcba->", {twos20, twos20}, {{0, 1}}, 2},
+      // 300 tiles of 180 terms (A's d, c and B's a): groups of 2, the tile's positions by division
+      {"abcd,bcda->", {{5, 300, 6, 6}, {300, 6, 6, 5}}, {{0, 1}}, 2},
+      // 315 tiles of 1024 (32 x 32): groups of 2 but in c128, the last group one tile
+      {"abcdef,fedcba->", {{32, 3, 5, 7, 3, 32}, {32, 3, 7, 5, 3, 32}}, {{0, 1}}, 2},
       {"abcdefghij,abcdefghij->", {fours, fours}, {{0, 1}}},          // 2^20 terms: 512 blocks
       {"abcde,edcba->", {{3, 5, 7, 9, 11}, {11, 9, 7, 5, 3}}, {{0, 1}}},  // the division decode
       {"ab,bc,ca->", {{64, 48}, {48, 80}, {80, 64}}, {{0, 1}, {0, 1}}},     // a dot after a GEMM
@@ -623,10 +631,11 @@ TEST_F(Differential, CompiledFullDotMatchesCpu) {
           p.tree = tree_from_linear_path(p.net, dc.path);
           p.type = t;
           p.source = dc.expr;
-          if (std::string(dc.expr).size() > 30) {  // the tiled case: its last step must plan tiles
+          if (dc.f32_group > 0) {  // the tiled cases: the last step must plan tiles, in groups as said
             full_dot_record r;
             ASSERT_TRUE(describe_full_dot(plan_steps(p, opt).lowered.back(), r));
             EXPECT_GT(r.tile_n, 0) << dc.expr;
+            EXPECT_EQ(full_dot_grid_of(r, 4).group, dc.f32_group) << dc.expr;
           }
           cuda::compiled_program prog(eng, p);
           EXPECT_EQ(prog.dot_candidates(), 1) << dc.expr;

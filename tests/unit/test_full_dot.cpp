@@ -61,6 +61,19 @@ void check_tiles(const full_dot_record& r) {
   EXPECT_EQ(tile * outer, r.count);
   EXPECT_LE(r.tile_count, full_dot_tile_max);
   EXPECT_EQ(r.blocks, std::min<i64>(r.outer_count, full_dot_tile_blocks));
+  // The launch's grid in each element size: a group's B share fits, the groups cover every tile
+  // with at most full_dot_tile_blocks blocks, and a group is no larger than one a block needs.
+  for (const int bytes : {4, 8, 16}) {
+    const full_dot_grid g = full_dot_grid_of(r, static_cast<std::size_t>(bytes));
+    EXPECT_GE(g.group, 1);
+    EXPECT_LE(g.group, full_dot_max_group);
+    EXPECT_LE(i64{g.group} * r.tile_count * bytes, full_dot_group_bytes) << bytes << "-byte elements";
+    const i64 groups = (r.outer_count + g.group - 1) / g.group;
+    EXPECT_EQ(g.blocks, std::min<i64>(groups, full_dot_tile_blocks));
+    if (g.group > 1) {
+      EXPECT_GT(r.outer_count, i64{g.group - 1} * full_dot_tile_blocks) << "a smaller group would still give each block one";
+    }
+  }
   std::vector<int> slots(static_cast<std::size_t>(r.tile_count), 0);
   for (std::int32_t q = 0; q < r.tile_count; ++q) {
     std::int32_t off = 0, slot = 0;
@@ -254,6 +267,14 @@ TEST(FullDot, LargeStepsAndTheirGrid) {
   EXPECT_EQ(r.outer_count, 1024);
   EXPECT_EQ(r.blocks, full_dot_tile_blocks);
   check_tiles(r);
+  // Its launches: in f32 groups of 4 tiles (16 KiB of B), one a block; in f64 and c64 groups of 2 on
+  // 264 blocks; in c128 one tile at a time.
+  EXPECT_EQ(full_dot_grid_of(r, 4).group, 4);
+  EXPECT_EQ(full_dot_grid_of(r, 4).blocks, 256);
+  EXPECT_EQ(full_dot_grid_of(r, 8).group, 2);
+  EXPECT_EQ(full_dot_grid_of(r, 8).blocks, full_dot_tile_blocks);
+  EXPECT_EQ(full_dot_grid_of(r, 16).group, 1);
+  EXPECT_EQ(full_dot_grid_of(r, 16).blocks, full_dot_tile_blocks);
   // 3^14 terms: the division decode; tiles of 3^4 (A's fastest 81) and 3^4 (B's): 6561 terms, too
   // many for a tile, so term by term on a grid of at most full_dot_max_blocks.
   ASSERT_TRUE(describe_full_dot(dot_step(14, 3, true), r));
@@ -264,6 +285,8 @@ TEST(FullDot, LargeStepsAndTheirGrid) {
   // A small one: one block.
   ASSERT_TRUE(describe_full_dot(dot_step(3, 2, false), r));
   EXPECT_EQ(r.blocks, 1);
+  EXPECT_EQ(full_dot_grid_of(r, 4).group, 1) << "untiled: the record's grid";
+  EXPECT_EQ(full_dot_grid_of(r, 4).blocks, 1);
   // The host evaluator on the reversed step against evaluate_lowered, in f64: tiled, then term by term.
   const lowered_step l = dot_step(14, 2, true);
   ASSERT_TRUE(describe_full_dot(l, r));
@@ -281,6 +304,32 @@ TEST(FullDot, LargeStepsAndTheirGrid) {
   r.tile_n = 0;
   evaluate_full_dot<double>(r, a.data(), b.data(), &got);
   EXPECT_EQ(got, want);
+}
+
+TEST(FullDot, SwizzleIsAPermutationOfEachRow) {
+  // A group's slots in shared memory (full_dot_swizzle): each 128-byte row of slots maps onto
+  // itself one to one, so the group's share stays inside full_dot_group_bytes; stores of slots a
+  // one row apart fall in different banks (k rows apart: in 1/k of them); a warp reading consecutive slots
+  // reads one row.
+  for (const int bytes : {4, 8, 16}) {
+    const int slots = full_dot_group_bytes / bytes, row = 128 / bytes;
+    std::vector<int> seen(static_cast<std::size_t>(slots), 0);
+    for (int s = 0; s < slots; ++s) {
+      const int w = full_dot_swizzle(s, bytes);
+      ASSERT_GE(w, 0);
+      ASSERT_LT(w, slots);
+      EXPECT_EQ(w / row, s / row) << "slot " << s << " left its row (" << bytes << "-byte elements)";
+      ++seen[static_cast<std::size_t>(w)];
+    }
+    for (int c : seen) EXPECT_EQ(c, 1) << bytes << "-byte elements";
+    for (const int stride : {row, 2 * row, 4 * row}) {  // stores one row apart or more
+      std::vector<int> banks;
+      for (int k = 0; k < row; ++k) banks.push_back(full_dot_swizzle(k * stride, bytes) % row);
+      std::sort(banks.begin(), banks.end());
+      EXPECT_EQ(std::unique(banks.begin(), banks.end()) - banks.begin(), row / (stride / row))
+          << "stride " << stride << ", " << bytes << "-byte elements";
+    }
+  }
 }
 
 TEST(FullDot, RefusesWhatIsNoFullDot) {
