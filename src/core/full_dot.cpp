@@ -140,6 +140,7 @@ full_dot_grid full_dot_grid_of(const full_dot_record& r, std::size_t element_byt
   if (r.tile_n == 0 || r.tile_count <= 0) return g;
   const std::int64_t fit = std::max<std::int64_t>(1, static_cast<std::int64_t>(full_dot_group_bytes / element_bytes) / r.tile_count);
   const std::int64_t want = (r.outer_count + full_dot_tile_blocks - 1) / full_dot_tile_blocks;
+  if (want < full_dot_group_rounds) return g;
   g.group = static_cast<std::int32_t>(std::clamp<std::int64_t>(want, 1, std::min<std::int64_t>(fit, full_dot_max_group)));
   g.blocks = static_cast<std::int32_t>(std::min<std::int64_t>((r.outer_count + g.group - 1) / g.group, full_dot_tile_blocks));
   return g;

@@ -35,6 +35,10 @@ inline constexpr int full_dot_tile_blocks = 264;
 inline constexpr int full_dot_group_bytes = 16384;
 /// The most tiles in a group (a tile covers full_dot_run elements of each operand at least).
 inline constexpr int full_dot_max_group = full_dot_group_bytes / 4 / full_dot_run;
+/// Groups are taken only where one tile a round would take at least this many rounds on
+/// full_dot_tile_blocks blocks: on an H100 a group's loop lost to the one-tile loop at 1-2 rounds
+/// (bench/results/2026-12-07g-h100-full-dot).
+inline constexpr int full_dot_group_rounds = 4;
 
 /// Scratch a full dot needs beside its operands: full_dot_max_blocks partial sums of the element
 /// type, then an unsigned counter (zero before the first launch; the kernel leaves it zero).
@@ -139,9 +143,10 @@ TNRT_HOST_DEVICE constexpr int full_dot_swizzle(int slot, int element_bytes) {
 }
 
 /// A launch's grid for a record, in a type of `element_bytes`: `blocks` blocks of full_dot_threads.
-/// Tiled records: tiles in groups of `group`, as many as give each of at most full_dot_tile_blocks
-/// blocks one group, while a group's share of B fits full_dot_group_bytes (a block takes its
-/// groups one after another); otherwise group 1 and the record's blocks.
+/// Tiled records whose tiles would take full_dot_group_rounds rounds or more one at a time: tiles in
+/// groups of `group` (the grouped kernel), as many as give each of at most full_dot_tile_blocks
+/// blocks one group, while a group's share of B fits full_dot_group_bytes (a block takes its groups
+/// one after another). Otherwise group 1 and the record's blocks.
 struct full_dot_grid {
   std::int32_t group = 1, blocks = 1;
 };

@@ -600,19 +600,22 @@ TEST_F(Differential, CompiledFullDotMatchesCpu) {
     const char* expr;
     std::vector<std::vector<std::int64_t>> shapes;
     std::vector<std::vector<int>> path;
-    int f32_group = 0;  // tiled: its group of tiles in f32 (full_dot_grid_of); 0: not checked
+    int f32_group = 0;  // tiled: its group of tiles in f32 (full_dot_grid_of; 1: one tile a round); 0: not checked
   };
   const std::vector<std::int64_t> twos(11, 2), fours(10, 4), twos14(14, 2), twos20(20, 2);
   const std::vector<dot_case> cases = {
       {"abcdefghijk,abcdefghijk->", {twos, twos}, {{0, 1}}},
       {"abcdefghijk,kjihgfedcba->", {twos, twos}, {{0, 1}}},
-      {"abcdefghijklmn,nmlkjihgfedcba->", {twos14, twos14}, {{0, 1}}, 1},  // tiles: 16 of 1024 terms
+      {"abcdefghijklmn,nmlkjihgfedcba->", {twos14, twos14}, {{0, 1}}, 1},  // 16 tiles of 1024 terms, one a block
       // 1024 tiles of 1024 terms: in groups of 4 tiles (f32), 2 (f64, c64), 1 (c128)
-      {"abcdefghijklmnopqrst,tsrqponmlkjihgfedcba->", {twos20, twos20}, {{0, 1}}, 2},
-      // 300 tiles of 180 terms (A's d, c and B's a): groups of 2, the tile's positions by division
-      {"abcd,bcda->", {{5, 300, 6, 6}, {300, 6, 6, 5}}, {{0, 1}}, 2},
-      // 315 tiles of 1024 (32 x 32): groups of 2 but in c128, the last group one tile
-      {"abcdef,fedcba->", {{32, 3, 5, 7, 3, 32}, {32, 3, 7, 5, 3, 32}}, {{0, 1}}, 2},
+      {"abcdefghijklmnopqrst,tsrqponmlkjihgfedcba->", {twos20, twos20}, {{0, 1}}, 4},
+      // 801 tiles of 180 terms (A's d, c and B's a): groups of 4, the tile's positions by division,
+      // the last group one tile
+      {"abcd,bcda->", {{5, 801, 6, 6}, {801, 6, 6, 5}}, {{0, 1}}, 4},
+      // 945 tiles of 1024 (32 x 32): groups of 4 (2 in f64 and c64, 1 in c128), the last group one tile
+      {"abcdef,fedcba->", {{32, 3, 5, 7, 9, 32}, {32, 9, 7, 5, 3, 32}}, {{0, 1}}, 4},
+      // 300 tiles: two rounds of one tile, no groups
+      {"abcd,bcda->", {{5, 300, 6, 6}, {300, 6, 6, 5}}, {{0, 1}}, 1},
       {"abcdefghij,abcdefghij->", {fours, fours}, {{0, 1}}},          // 2^20 terms: 512 blocks
       {"abcde,edcba->", {{3, 5, 7, 9, 11}, {11, 9, 7, 5, 3}}, {{0, 1}}},  // the division decode
       {"ab,bc,ca->", {{64, 48}, {48, 80}, {80, 64}}, {{0, 1}, {0, 1}}},     // a dot after a GEMM

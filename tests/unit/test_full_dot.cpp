@@ -70,6 +70,9 @@ void check_tiles(const full_dot_record& r) {
     EXPECT_LE(i64{g.group} * r.tile_count * bytes, full_dot_group_bytes) << bytes << "-byte elements";
     const i64 groups = (r.outer_count + g.group - 1) / g.group;
     EXPECT_EQ(g.blocks, std::min<i64>(groups, full_dot_tile_blocks));
+    const i64 rounds = (r.outer_count + full_dot_tile_blocks - 1) / full_dot_tile_blocks;  // one tile a round
+    const i64 fit = full_dot_group_bytes / bytes / r.tile_count;
+    EXPECT_EQ(g.group > 1, rounds >= full_dot_group_rounds && fit >= 2) << "groups exactly where one tile a round takes several";
     if (g.group > 1) {
       EXPECT_GT(r.outer_count, i64{g.group - 1} * full_dot_tile_blocks) << "a smaller group would still give each block one";
     }
