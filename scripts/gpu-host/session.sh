@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU host, from the repo root: unpack cuTENSOR (all parts must have arrived) and the
 # binaries, then run the named steps, logging under $OUT (or /tmp/out).
-#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra gridsteps gridtune dotab fam fam-tnrt fam-peers1..3 fam-roof fam-tf32 fam-jax fam-miss tileddiag levels own nccl ref soak sanitize cupti ...
+#   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra gridsteps gridtune dotab ab fam fam-tnrt fam-peers1..3 fam-roof fam-tf32 fam-jax fam-miss tileddiag levels own nccl ref soak sanitize cupti ...
 set -uo pipefail
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 bash .gpu-host/unpack.sh | tail -1
@@ -186,29 +186,32 @@ for s in "$@"; do
               done
             done
             tar -czf $out/gridsteps.tgz -C /tmp gridsteps ;;
-    dotab)  # the full dot kernel of an older build (.gpu-bin/old-tools.tar.xz, its bin-tools archive) against this one, on
-            # the closed networks whose last step is a full dot (DOT_NETS overrides): compiled in the order old new new old
-            # (--warmup 5 --repeat 30, JSON), then each build's --step-profile (the "dot" op's time); raw in $out/dotab.tgz
-            old=/tmp/tnrt-old; mkdir -p $old /tmp/dotab
+    dotab|ab) # an older build (.gpu-bin/old-tools.tar.xz, its bin-tools archive) against this one: compiled in the order
+            # old new new old (--warmup 5 --repeat 30, JSON) on AB_NETS (dotab: DOT_NETS, the closed networks whose
+            # last step is a full dot), then each build's --step-profile and its ops of kernel AB_KERNEL (dotab: dot;
+            # ab: fused); raw in $out/$s.tgz
+            old=/tmp/tnrt-old; mkdir -p $old /tmp/$s
             [[ -f .gpu-bin/old-tools.tar.xz ]] && tar -xJf .gpu-bin/old-tools.tar.xz -C $old
-            [[ -x $old/tnrt ]] || { echo "dotab: no older build (carry .gpu-bin/old-tools.tar.xz)"; continue; }
-            for n in ${DOT_NETS:-regular3-n130 hyper-n90-r3-e3 rqc-5x6-c12-amp rqc-4x5-c14-amp peps-norm-5x5-D4 regular4-n70}; do
+            [[ -x $old/tnrt ]] || { echo "$s: no older build (carry .gpu-bin/old-tools.tar.xz)"; continue; }
+            if [[ $s == dotab ]]; then nets=${DOT_NETS:-regular3-n130 hyper-n90-r3-e3 rqc-5x6-c12-amp rqc-4x5-c14-amp peps-norm-5x5-D4 regular4-n70}; kern=dot
+            else nets=${AB_NETS:-rqc-4x5-c14-amp rqc-5x6-c12-amp qaoa-zz-n60-p4 qaoa-maxcut-n24-p4 regular3-n130 hyper-n90-r3-e3}; kern=${AB_KERNEL:-fused}; fi
+            for n in $nets; do
               f=bench/suites/families/$n.json
               k=0
               for v in old new new old; do
                 k=$((k + 1)); b=$bin; [[ $v == old ]] && b=$old
                 echo "--- $n $v ($k)"
                 timeout 120 $b/tnrt contract $f --device cuda --mode compiled --fill="$(fill_of $n)" --warmup 5 --repeat 30 \
-                  --json /tmp/dotab/$n-$v-$k.json 2>&1 | grep -E "^time|^kernels|^result|rror" | cut -c1-160
+                  --json /tmp/$s/$n-$v-$k.json 2>&1 | grep -E "^time|^kernels|^result|rror" | cut -c1-160
               done
               for v in old new; do
                 b=$bin; [[ $v == old ]] && b=$old
                 timeout 120 $b/tnrt contract $f --device cuda --mode compiled --fill="$(fill_of $n)" --warmup 3 --repeat 10 \
-                  --step-profile /tmp/dotab/$n-$v-steps.csv > /dev/null 2>&1
-                echo "    $v dot op: $(grep ',dot,' /tmp/dotab/$n-$v-steps.csv | cut -d, -f2,6,7,8 | tr '\n' ' ')"
+                  --step-profile /tmp/$s/$n-$v-steps.csv > /dev/null 2>&1
+                echo "    $v $kern op: $(grep ",$kern," /tmp/$s/$n-$v-steps.csv | cut -d, -f2,6,7,8 | tr '\n' ' ')"
               done
             done
-            tar -czf $out/dotab.tgz -C /tmp dotab ;;
+            tar -czf $out/$s.tgz -C /tmp $s ;;
     gridtune) # grid runs kept untimed (--grid-steps on) under other limits and block counts, against off, on the
             # networks with the most candidate steps (GRID_NETS overrides): compiled's median and its kernels line
             mkdir -p /tmp/gridtune
