@@ -189,24 +189,24 @@ for s in "$@"; do
     dotab|ab) # an older build (.gpu-bin/old-tools.tar.xz, its bin-tools archive) against this one: compiled in the order
             # old new new old (--warmup 5 --repeat 30, JSON) on AB_NETS (dotab: DOT_NETS, the closed networks whose
             # last step is a full dot), then each build's --step-profile and its ops of kernel AB_KERNEL (dotab: dot;
-            # ab: fused); raw in $out/$s.tgz
+            # ab: fused; AB_NETS may name "reference"); raw in $out/$s.tgz
             old=/tmp/tnrt-old; mkdir -p $old /tmp/$s
             [[ -f .gpu-bin/old-tools.tar.xz ]] && tar -xJf .gpu-bin/old-tools.tar.xz -C $old
             [[ -x $old/tnrt ]] || { echo "$s: no older build (carry .gpu-bin/old-tools.tar.xz)"; continue; }
             if [[ $s == dotab ]]; then nets=${DOT_NETS:-regular3-n130 hyper-n90-r3-e3 rqc-5x6-c12-amp rqc-4x5-c14-amp peps-norm-5x5-D4 regular4-n70}; kern=dot
             else nets=${AB_NETS:-rqc-4x5-c14-amp rqc-5x6-c12-amp qaoa-zz-n60-p4 qaoa-maxcut-n24-p4 regular3-n130 hyper-n90-r3-e3}; kern=${AB_KERNEL:-fused}; fi
             for n in $nets; do
-              f=bench/suites/families/$n.json
+              if [[ $n == reference ]]; then f=$ref; fill=(); else f=bench/suites/families/$n.json; fill=("--fill=$(fill_of $n)"); fi
               k=0
               for v in old new new old; do
                 k=$((k + 1)); b=$bin; [[ $v == old ]] && b=$old
                 echo "--- $n $v ($k)"
-                timeout 120 $b/tnrt contract $f --device cuda --mode compiled --fill="$(fill_of $n)" --warmup 5 --repeat 30 \
+                timeout 120 $b/tnrt contract $f --device cuda --mode compiled "${fill[@]}" --warmup 5 --repeat 30 \
                   --json /tmp/$s/$n-$v-$k.json 2>&1 | grep -E "^time|^kernels|^result|rror" | cut -c1-160
               done
               for v in old new; do
                 b=$bin; [[ $v == old ]] && b=$old
-                timeout 120 $b/tnrt contract $f --device cuda --mode compiled --fill="$(fill_of $n)" --warmup 3 --repeat 10 \
+                timeout 120 $b/tnrt contract $f --device cuda --mode compiled "${fill[@]}" --warmup 3 --repeat 10 \
                   --step-profile /tmp/$s/$n-$v-steps.csv > /dev/null 2>&1
                 echo "    $v $kern op: $(grep ",$kern," /tmp/$s/$n-$v-steps.csv | cut -d, -f2,6,7,8 | tr '\n' ' ')"
               done
