@@ -1,7 +1,6 @@
 #include "core/fusion.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <bit>
 #include <complex>
 #include <limits>
@@ -180,20 +179,6 @@ bool describe_small_step(const lowered_step& s, const void* a, const void* b, vo
     std::fill(std::begin(r.out_shift), std::end(r.out_shift), std::uint8_t{0});
     std::fill(std::begin(r.sum_shift), std::end(r.sum_shift), std::uint8_t{0});
   }
-  // Every offset the index arithmetic forms fits 32 bits (small_step_index.hpp sums in int32).
-  std::int64_t reach_a = 0, reach_b = 0, reach_d = 0;
-  for (int i = 0; i < r.n_out; ++i) {
-    const std::int64_t e = r.out_extent[i] - 1;
-    reach_a += e * std::abs(std::int64_t{r.out_a[i]});
-    reach_b += e * std::abs(std::int64_t{r.out_b[i]});
-    reach_d += e * std::abs(std::int64_t{r.out_d[i]});
-  }
-  for (int i = 0; i < r.n_sum; ++i) {
-    const std::int64_t e = r.sum_extent[i] - 1;
-    reach_a += e * std::abs(std::int64_t{r.sum_a[i]});
-    reach_b += e * std::abs(std::int64_t{r.sum_b[i]});
-  }
-  if (std::max({reach_a, reach_b, reach_d}) > limit) return false;
   out = r;
   return true;
 }
@@ -260,11 +245,11 @@ void evaluate_small_step(const small_step_record& r) {
   const T* b = static_cast<const T*>(r.b);
   T* d = static_cast<T*>(r.d);
   for (std::int32_t o = 0; o < r.out_count; ++o) {
-    std::int32_t ao = 0, bo = 0, dof = 0;
+    std::int64_t ao = 0, bo = 0, dof = 0;
     small_step_index::out_offsets(r, o, ao, bo, dof);
     T acc{};
     for (std::int32_t k = 0; k < r.sum_count; ++k) {
-      std::int32_t ak = 0, bk = 0;
+      std::int64_t ak = 0, bk = 0;
       small_step_index::sum_offsets(r, k, ak, bk);
       acc += b != nullptr ? a[ao + ak] * b[bo + bk] : a[ao + ak];
     }

@@ -26,12 +26,12 @@ static_assert(block_threads == 256 || block_threads == 512 || block_threads == 1
 // staged copies of them. The fused launch and the grid runs both sum their elements here.
 template <class T>
 __device__ __forceinline__ void sum_element(const small_step_record& r, const T* a, const T* b, T* d, std::int32_t o) {
-  std::int32_t ao = 0, bo = 0, dof = 0;
+  std::int64_t ao = 0, bo = 0, dof = 0;
   small_step_index::out_offsets(r, o, ao, bo, dof);
   T acc{};
 #pragma unroll 4
   for (int k = 0; k < r.sum_count; ++k) {
-    std::int32_t ak = 0, bk = 0;
+    std::int64_t ak = 0, bk = 0;
     small_step_index::sum_offsets(r, k, ak, bk);
     if (b != nullptr) {
       acc += a[ao + ak] * b[bo + bk];
