@@ -118,7 +118,10 @@ for s in "$@"; do
             # bench/roofline.py); its own folder, not merged into the table's times
             # beside it the A/Bs of the full-contraction kernel (variant "compiled dot off": the last step on
             # cuTENSOR) and of the fused launch's staging (variant "compiled stage": off by default since 2026-12-05)
-            run_fam fam-roof ${FAM_BUDGET:-300} --skip-peers --only=compiled --only="compiled dot off" --only="compiled stage" --roofline --timeout 60 \
+            # FAM_ROOF_COMPILED_ONLY=1: compiled alone (about a third of the time)
+            roof_only=(--only=compiled --only="compiled dot off" --only="compiled stage")
+            [[ ${FAM_ROOF_COMPILED_ONLY:-0} == 1 ]] && roof_only=(--only=compiled)
+            run_fam fam-roof ${FAM_BUDGET:-300} --skip-peers "${roof_only[@]}" --roofline --timeout 60 \
               --problem='reference*' --problem='rqc-4x5-c14-amp' --problem='rqc-5x6*' --problem='qaoa-maxcut-n24-p4' \
               --problem='qaoa-zz*' --problem='regular3-n130' --problem='regular4*' --problem='hyper-n90*' \
               --problem='lattice-10x10-d4' --problem='peps*' --problem='mpo-heis-L40*' ;;
