@@ -116,16 +116,7 @@ static_assert(sizeof(param_batch) <= 32000, "kernel parameters are limited to 32
 
 template <class T>
 __global__ void __launch_bounds__(block_threads) fused_small_steps(const small_step_record* records, const int* begin) {
-  const int first = begin[blockIdx.x], last = begin[blockIdx.x + 1];
-  // The subtree's records beyond its first group, all into L2 at once: between two replays the
-  // program's large steps evict the table, and each group's load of the next group's records would
-  // otherwise wait on memory once per level.
-  const auto* from = reinterpret_cast<const char*>(records + first);
-  const int bytes = (last - first) * static_cast<int>(sizeof(small_step_record));
-  for (int off = small_step_group_max * static_cast<int>(sizeof(small_step_record)) + static_cast<int>(threadIdx.x) * 128; off < bytes;
-       off += block_threads * 128)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(from + off));
-  fused_small_steps_body<T>(records, first, last);
+  fused_small_steps_body<T>(records, begin[blockIdx.x], begin[blockIdx.x + 1]);
 }
 
 template <class T>
