@@ -38,6 +38,18 @@ __device__ T block_sum(T v, T* sh) {
   return sh[0];
 }
 
+// Tiled: the tile's offsets in A and B and each B position's slot in A's order, once per block
+// (both kernels); the caller's barrier follows before they are read.
+__device__ __forceinline__ void tile_tables(const full_dot_record& r, std::int32_t* a_off, std::int32_t* b_off, std::int16_t* b_slot) {
+  for (int p = static_cast<int>(threadIdx.x); p < r.tile_count; p += full_dot_threads) {
+    a_off[p] = full_dot_tile_a(r, p);
+    std::int32_t off = 0, slot = 0;
+    full_dot_tile_b(r, p, off, slot);
+    b_off[p] = off;
+    b_slot[p] = static_cast<std::int16_t>(slot);
+  }
+}
+
 // The block's partial sum `acc` (every thread's) to partials[blockIdx.x]; the last block to finish
 // (the counter) sums the partials in block order, writes d[0] and zeroes the counter for the next
 // launch. `sh` holds full_dot_threads elements; the caller is done with it.
@@ -83,13 +95,7 @@ __global__ void __launch_bounds__(full_dot_threads)
     // places in A's order, then the products.
     T* sa = sh;
     T* sb = sh + full_dot_tile_max;
-    for (int p = t; p < r.tile_count; p += full_dot_threads) {
-      a_off[p] = full_dot_tile_a(r, p);
-      std::int32_t off = 0, slot = 0;
-      full_dot_tile_b(r, p, off, slot);
-      b_off[p] = off;
-      b_slot[p] = static_cast<std::int16_t>(slot);
-    }
+    tile_tables(r, a_off, b_off, b_slot);
     __syncthreads();
     for (std::int64_t u = blockIdx.x; u < r.outer_count; u += gridDim.x) {
       std::int64_t ba = 0, bb = 0;
@@ -143,13 +149,7 @@ __global__ void __launch_bounds__(full_dot_threads)
   // The tile's offsets, once per block. Then each group of tiles: the tiles' bases; every
   // thread's A and B values of the group loaded at once (positions t, t + 256, ...: A's in A's
   // order, B's in B's); B's stored at their places in A's order; then the products.
-  for (int p = t; p < r.tile_count; p += full_dot_threads) {
-    a_off[p] = full_dot_tile_a(r, p);
-    std::int32_t off = 0, slot = 0;
-    full_dot_tile_b(r, p, off, slot);
-    b_off[p] = off;
-    b_slot[p] = static_cast<std::int16_t>(slot);
-  }
+  tile_tables(r, a_off, b_off, b_slot);
   const int tc = r.tile_count;
   const int tc_shift = r.pow2 != 0 ? __ffs(tc) - 1 : -1;  // every extent a power of two: so is the tile's count
   for (std::int64_t u0 = static_cast<std::int64_t>(blockIdx.x) * group; u0 < r.outer_count;
