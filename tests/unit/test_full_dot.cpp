@@ -311,9 +311,9 @@ TEST(FullDot, LargeStepsAndTheirGrid) {
 
 TEST(FullDot, SwizzleIsAPermutationOfEachRow) {
   // A group's slots in shared memory (full_dot_swizzle): each 128-byte row of slots maps onto
-  // itself one to one, so the group's share stays inside full_dot_group_bytes; stores of slots a
-  // one row apart fall in different banks (k rows apart: in 1/k of them); a warp reading consecutive slots
-  // reads one row.
+  // itself one to one, so the group's share stays inside full_dot_group_bytes; a row's worth of
+  // stores one row apart fall in as many banks (k rows apart: in 1/k as many); a warp reading
+  // consecutive slots reads one row.
   for (const int bytes : {4, 8, 16}) {
     const int slots = full_dot_group_bytes / bytes, row = 128 / bytes;
     std::vector<int> seen(static_cast<std::size_t>(slots), 0);

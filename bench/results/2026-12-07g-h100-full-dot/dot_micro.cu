@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <cstdlib>
 #include <vector>
 #include "tnrt/formats.hpp"
 #include "tnrt/options.hpp"
@@ -128,9 +127,3 @@ int main(int argc, char** argv) {
   std::printf("cuda: %s\n", cudaGetErrorString(err));
   return err == cudaSuccess ? 0 : 1;
 }
-namespace tnrt::cuda {
-void throw_cuda_error(cudaError e, const char* what, const char* file, int line) {
-  std::fprintf(stderr, "%s:%d: %s: %s\n", file, line, what, cudaGetErrorString(e));
-  std::exit(1);
-}
-}  // namespace tnrt::cuda
