@@ -48,7 +48,7 @@ constexpr option_spec contract_specs[] = {
     {"workspace-cap", true}, {"no-graph", false}, {"jit", false}, {"jit-steps", true}, {"kernel-ranks", true}, {"gemm-algos", true}, {"gemm-algo-min-ms", true},
     {"autotune", false},     {"json", true},      {"quiet", false},
     {"bandwidth", true},     {"layout", true},    {"no-fuse", false},
-    {"tiled", true},         {"dot", true},       {"fuse-stage", true},
+    {"tiled", true},         {"dot", true},       {"chains", true},       {"fuse-stage", true},
     {"fuse-levels", true},
     {"tiled-table", true},
     {"algo", true},        {"fuse-max", true},    {"profile", false},
@@ -112,6 +112,10 @@ GPU knobs:
   --dot auto|on|off          compiled: a step whose result is one element (a closed network's last step) is
                              timed through tnrt's full-contraction kernel and runs there when faster (auto,
                              the default); on: the kernel wherever it applies; off: cuTENSOR
+  --chains auto|on|off       compiled: a chain of large x small steps, each consuming the one before, runs in
+                             one pass over memory (its slab of the large operand in shared memory, every
+                             small tensor applied there) when timed faster than its steps (auto, the
+                             default); on: every chain found; off: step by step
   --gemm-check auto|on|off   compiled, with --gemm auto: the program is replayed with its cuBLAS steps and with
                              them on cuTENSOR, and they go back to cuTENSOR when that replays faster (auto, the
                              default); on: they go back untimed (tests); off: no check
@@ -466,6 +470,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.fuse_small_steps = !a.has("no-fuse");
   o.tiled_kernel = choice_knob(a, "tiled");
   o.full_dot = choice_knob(a, "dot");
+  o.chain_steps = choice_knob(a, "chains");
   o.gemm_check = choice_knob(a, "gemm-check");
   o.grid_steps = choice_knob(a, "grid-steps", "off");
   o.grid_step_max_outputs = a.int_or("grid-max-outputs", o.grid_step_max_outputs, 1, 1 << 30);
@@ -652,6 +657,7 @@ run_outcome run_gpu(const problem& p, const std::vector<host_tensor>& inputs, co
                   {"fuse_small_steps", opt.fuse_small_steps},
                   {"tiled_kernel", knob_name(opt.tiled_kernel)},
                   {"full_dot", knob_name(opt.full_dot)},
+                  {"chain_steps", knob_name(opt.chain_steps)},
                   {"gemm_check", knob_name(opt.gemm_check)},
                   {"grid_steps", knob_name(opt.grid_steps)},
                   {"fuse_stage", opt.fuse_stage},
@@ -1179,6 +1185,7 @@ int run_contract(std::span<char* const> argv) {
   (void)a.choice_or("layout", "auto", {"auto", "follow", "column", "row", "planned"});
   (void)a.choice_or("tiled", "auto", {"auto", "on", "off"});
   (void)a.choice_or("dot", "auto", {"auto", "on", "off"});
+  (void)a.choice_or("chains", "auto", {"auto", "on", "off"});
   (void)a.choice_or("gemm-check", "auto", {"auto", "on", "off"});
   (void)a.choice_or("grid-steps", "off", {"auto", "on", "off"});
   (void)a.choice_or("fuse-stage", "off", {"on", "off"});

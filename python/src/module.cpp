@@ -381,6 +381,7 @@ class py_context {
       else if (key == "gemm_copies") opt_.gemm_copies = choice_of(key, v);
       else if (key == "gemm_check") opt_.gemm_check = choice_of(key, v);
       else if (key == "grid_steps") opt_.grid_steps = choice_of(key, v);
+      else if (key == "chains") opt_.chain_steps = choice_of(key, v);
       else if (key == "gemm_workspace_bytes") opt_.gemm_workspace_bytes = nb::cast<std::size_t>(v);
       else if (key == "branches") opt_.concurrent_branches = choice_of(key, v);
       else if (key == "split_sums") opt_.split_sums = choice_of(key, v);

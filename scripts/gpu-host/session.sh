@@ -215,6 +215,25 @@ for s in "$@"; do
               done
             done
             tar -czf $out/$s.tgz -C /tmp $s ;;
+    chains) # chains of large x small steps in one launch (options::chain_steps, CLI --chains): compiled off and
+            # auto in the order off auto auto off (--warmup 5 --repeat 30, JSON) on CHAIN_NETS (suite names or
+            # 'reference'), then auto's step profile; raw in $out/chains.tgz
+            mkdir -p /tmp/chains
+            for n in ${CHAIN_NETS:-reference rqc-4x5-c14-amp rqc-5x6-c12-amp qaoa-maxcut-n24-p4 qaoa-zz-n60-p4 regular3-n130 regular4-n70 hyper-n90-r3-e3 lattice-10x10-d4 peps-norm-5x5-D4}; do
+              if [[ $n == reference ]]; then f=$ref; fill=(); else f=bench/suites/families/$n.json; fill=("--fill=$(fill_of $n)"); fi
+              k=0
+              for c in off auto auto off; do
+                k=$((k + 1))
+                echo "--- $n --chains $c ($k)"
+                timeout 120 $bin/tnrt contract $f --device cuda --mode compiled "${fill[@]}" --chains $c --warmup 5 --repeat 30 \
+                  --json /tmp/chains/$n-$c-$k.json 2>&1 | grep -E "^time|^kernels|^result|rror" | cut -c1-200
+              done
+              timeout 120 $bin/tnrt contract $f --device cuda --mode compiled "${fill[@]}" --warmup 3 --repeat 10 \
+                --step-profile /tmp/chains/$n-steps.csv > /dev/null 2>&1
+            done
+            tar -czf $out/chains.tgz -C /tmp chains ;;
+    tests-chain) # the chain kernel's GPU tests alone (test_cuda_differential, CompiledChainsMatchCpu)
+            timeout 400 $bin/test_cuda_differential --gtest_filter='*Chain*' 2>&1 | grep -E "^\[chains\]|OK|FAILED|Failure|Expected|Which is|error|PASSED|rel" | head -60 ;;
     gridtune) # grid runs kept untimed (--grid-steps on) under other limits and block counts, against off, on the
             # networks with the most candidate steps (GRID_NETS overrides): compiled's median and its kernels line
             mkdir -p /tmp/gridtune

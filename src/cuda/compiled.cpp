@@ -8,6 +8,7 @@
 
 #include "core/split_sums.hpp"
 #include "core/step_graph.hpp"
+#include "cuda/chain.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/eager.hpp"
 #include "cuda/full_dot.hpp"
@@ -51,6 +52,12 @@ compiled_program::compiled_program(engine& eng, const problem& p, std::size_t re
   // plan's, as before).
   layout lay = plan_buffers(p, choices, true);
   if (gemm_workspaces_ > 0 && !fits(reserve_bytes, limit_bytes)) lay = plan_buffers(p, choices, false);
+  // A chain's first operand and small tensors live until its last step (where the chain kernel
+  // runs); when that outgrows the limit, the program runs step by step.
+  if (!chains_.empty() && !fits(reserve_bytes, limit_bytes)) {
+    chains_.clear();
+    lay = plan_buffers(p, choices, false);
+  }
   admit(reserve_bytes, limit_bytes);
   allocate();
   build_ops(p, choices, lay);
@@ -60,6 +67,7 @@ compiled_program::compiled_program(engine& eng, const problem& p, std::size_t re
       (!dot_steps_.empty() && opt_.full_dot == kernel_choice::automatic))
     choose_kernels_by_timing(p, choices, reserve_bytes, limit_bytes);
   place_copies();
+  choose_chains();
   if (opt_.use_graph) capture();
   compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -456,6 +464,15 @@ compiled_program::step_choices compiled_program::choose_steps(const problem& p) 
     plans_[k] = eng_->plan(c.plan.lowered[k], p.type);
     workspace_bytes_ = std::max<std::size_t>(workspace_bytes_, plans_[k]->workspace_bytes());
   }
+  chains_.clear();
+  if (opt_.chain_steps != kernel_choice::never) {
+    std::vector<std::uint8_t> eligible(steps, 0);
+    for (int kk : fusion_.library_steps) {
+      const auto k = static_cast<std::size_t>(kk);
+      eligible[k] = c.plan.kernel[k] == step_kernel::library || c.plan.kernel[k] == step_kernel::tiled ? 1 : 0;
+    }
+    chains_ = plan_chains(p, c.plan.strides, eligible, size_of(p.type));
+  }
   return c;
 }
 
@@ -517,11 +534,20 @@ compiled_program::layout compiled_program::plan_buffers(const problem& p, const 
   std::vector<buffer_request> requests;
   l.request_of_step.assign(steps, -1);
   auto result_bytes_of = [&](std::size_t k) { return aligned(static_cast<std::size_t>(element_count(net.shape_of(p.tree.steps[k].out))) * elem); };
+  // A chain's operands (X_0 and the small tensors) live until the chain's last step, where the chain
+  // kernel reads them; its intermediates keep their own lifetimes (the kernel never touches them).
+  std::vector<int> chain_of(steps, -1);
+  for (std::size_t c = 0; c < chains_.size(); ++c)
+    for (int k : chains_[c].steps) chain_of[static_cast<std::size_t>(k)] = static_cast<int>(c);
   for (std::size_t k = 0; k < steps; ++k) {
     const bool absorbed = fusion_.is_absorbed[k] != 0;
     const bool root = absorbed && (consumer[k] < 0 || fusion_.is_absorbed[static_cast<std::size_t>(consumer[k])] == 0);
     if (absorbed && !root) continue;
-    const int last = consumer[k] < 0 ? end_position : position[static_cast<std::size_t>(consumer[k])];
+    int last = consumer[k] < 0 ? end_position : position[static_cast<std::size_t>(consumer[k])];
+    if (consumer[k] >= 0) {
+      const int c = chain_of[static_cast<std::size_t>(consumer[k])];
+      if (c >= 0 && chain_of[k] != c) last = std::max(last, position[static_cast<std::size_t>(chains_[static_cast<std::size_t>(c)].steps.back())]);
+    }
     l.request_of_step[k] = static_cast<int>(requests.size());
     requests.push_back(buffer_request{result_bytes_of(k), position[k], last});
   }
@@ -740,6 +766,16 @@ void compiled_program::build_ops(const problem& p, step_choices& c, const layout
     op_steps_.push_back(kk);
   }
   plans_.clear();  // the ops hold what they use
+  chain_ops_.assign(chains_.size(), {});
+  for (std::size_t ci = 0; ci < chains_.size(); ++ci) {
+    for (int k : chains_[ci].steps) {
+      const auto it = std::find(op_steps_.begin(), op_steps_.end(), k);
+      if (it == op_steps_.end()) throw internal_error("compiled_program: a chain's step has no op");
+      chain_ops_[ci].push_back(static_cast<int>(it - op_steps_.begin()));
+    }
+    for (int j : chain_ops_[ci]) ops_[static_cast<std::size_t>(j)].grid_rec.reset();  // a chain's steps join no grid run
+    ops_[static_cast<std::size_t>(chain_ops_[ci].back())].chain = static_cast<int>(ci);
+  }
   if (!dot_steps_.empty()) TNRT_CUDA(cudaStreamSynchronize(eng_->stream()));  // the counters' reset, before any run
 }
 
@@ -1272,7 +1308,10 @@ void compiled_program::place_copies() {
 
 // The one switch over what an op runs.
 void compiled_program::enqueue_op(const op& o, cudaStream_t stream) {
-  if (o.fused_records != nullptr) {
+  if (o.chain_skip) return;  // its chain's last op runs it
+  if (o.use_chain) {
+    enqueue_chain(o, stream);
+  } else if (o.fused_records != nullptr) {
     launch_small_steps(type_, o.fused_records, o.fused_begin, o.fused_subtrees, stream);
   } else if (o.tiled) {
     launch_tiled(type_, o.tiled_rec, stream);
@@ -1314,7 +1353,72 @@ void compiled_program::enqueue_all(cudaStream_t stream) {
   }
 }
 
-std::size_t compiled_program::launches() const noexcept { return ops_.size() - static_cast<std::size_t>(grid_steps_ - grid_runs_); }
+std::size_t compiled_program::launches() const noexcept {
+  const auto skipped = static_cast<std::size_t>(std::count_if(ops_.begin(), ops_.end(), [](const op& o) { return o.chain_skip; }));
+  return ops_.size() - skipped - static_cast<std::size_t>(grid_steps_ - grid_runs_);
+}
+
+int compiled_program::chains_chosen() const noexcept { return count_ops([](const op& o) { return o.use_chain; }); }
+
+int compiled_program::chain_steps() const noexcept {
+  int n = 0;
+  for (const op& o : ops_)
+    if (o.use_chain) n += static_cast<int>(chains_[static_cast<std::size_t>(o.chain)].steps.size());
+  return n;
+}
+
+// The chain's operands as its member ops hold them now (an in-place graph moves the ops' inputs).
+void compiled_program::enqueue_chain(const op& o, cudaStream_t stream) const {
+  const auto c = static_cast<std::size_t>(o.chain);
+  const chain_plan& ch = chains_[c];
+  const std::vector<int>& members = chain_ops_[c];
+  chain_pointers cp;
+  const op& first = ops_[static_cast<std::size_t>(members.front())];
+  cp.x0 = ch.small_is_lhs[0] != 0 ? first.b : first.a;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const op& m = ops_[static_cast<std::size_t>(members[i])];
+    cp.small[i] = ch.small_is_lhs[i] != 0 ? m.a : m.b;
+  }
+  cp.xm = o.d;
+  launch_chain(type_, ch.rec, cp, stream);
+}
+
+void compiled_program::choose_chains() {
+  if (chains_.empty()) return;
+  const bool always = opt_.chain_steps == kernel_choice::always;
+  step_timer timer(opt_.step_timing == timing_method::device);
+  cudaStream_t st = eng_->stream();
+  const auto time_of = [&](const std::function<void()>& enqueue) {
+    float best = 1e30F;
+    for (int rep = 0; rep < 5; ++rep) {  // the first run warms caches and loads the module
+      const float t = timer.ms(st, enqueue, rep == 0);
+      if (rep > 0) best = std::min(best, t);
+    }
+    return best;
+  };
+  for (std::size_t c = 0; c < chains_.size(); ++c) {
+    const std::vector<int>& members = chain_ops_[c];
+    op& last = ops_[static_cast<std::size_t>(members.back())];
+    bool keep = always;
+    if (!always) {
+      const float steps_ms = time_of([&] {
+        for (int j : members) enqueue_op(ops_[static_cast<std::size_t>(j)], st);
+      });
+      last.use_chain = true;
+      float chain_ms = 1e30F;
+      try {
+        chain_ms = time_of([&] { enqueue_op(last, st); });
+      } catch (const error&) {
+        (void)cudaGetLastError();  // the launch failed: the steps stay
+      }
+      last.use_chain = false;
+      keep = chain_ms < steps_ms * 0.97F;
+    }
+    if (!keep) continue;
+    last.use_chain = true;
+    for (std::size_t i = 0; i + 1 < members.size(); ++i) ops_[static_cast<std::size_t>(members[i])].chain_skip = true;
+  }
+}
 
 // What each op reads and writes in the program's memory (the fused launch of small steps touches
 // many buffers: a barrier), its dependencies, and the lanes of the capture, with the side streams
@@ -1329,10 +1433,24 @@ compiled_program::lane_capture compiled_program::plan_lanes() {
       x.barrier = true;
       continue;
     }
+    if (o.chain_skip) continue;  // runs nothing: its chain's last op reads what it would have
     const auto range = [](const void* ptr, std::size_t bytes) {
       const auto b = reinterpret_cast<std::uintptr_t>(ptr);
       return byte_range{b, ptr == nullptr ? b : b + bytes};
     };
+    if (o.use_chain) {  // reads X_0 and every small tensor, writes X_m
+      const auto c = static_cast<std::size_t>(o.chain);
+      const std::vector<int>& members = chain_ops_[c];
+      const chain_plan& ch = chains_[c];
+      const op& first = ops_[static_cast<std::size_t>(members.front())];
+      x.reads = {ch.small_is_lhs[0] != 0 ? range(first.b, first.b_bytes) : range(first.a, first.a_bytes)};
+      for (std::size_t m = 0; m < members.size(); ++m) {
+        const op& mo = ops_[static_cast<std::size_t>(members[m])];
+        x.reads.push_back(ch.small_is_lhs[m] != 0 ? range(mo.a, mo.a_bytes) : range(mo.b, mo.b_bytes));
+      }
+      x.writes = {range(o.d, o.d_bytes)};
+      continue;
+    }
     x.reads = {range(o.a, o.a_bytes), range(o.b, o.b_bytes)};
     x.writes = {range(o.d, o.d_bytes), range(o.workspace, o.workspace_bytes)};
     if (o.use_copies) x.writes.push_back(range(copies_.get(), copies_bytes_));  // the shared scratch
@@ -1383,7 +1501,11 @@ std::vector<std::string> compiled_program::op_kernels() const {
   std::vector<std::string> out;
   out.reserve(ops_.size());
   for (const op& o : ops_) {
-    if (o.fused_records != nullptr) {
+    if (o.use_chain) {
+      out.emplace_back("chain");
+    } else if (o.chain_skip) {
+      out.emplace_back("chain member");
+    } else if (o.fused_records != nullptr) {
       out.emplace_back("fused");
     } else if (o.grid_count > 0 || o.grid_member) {
       out.emplace_back("grid");

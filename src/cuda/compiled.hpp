@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/chain.hpp"
 #include "core/full_dot.hpp"
 #include "core/fusion.hpp"
 #include "core/gemm_lowering.hpp"
@@ -168,6 +169,11 @@ class compiled_program {
   [[nodiscard]] std::size_t launches() const noexcept;
   /// Grid runs kept (options::grid_steps) and the steps in them (0 and 0 without).
   [[nodiscard]] int grid_runs() const noexcept { return grid_runs_; }
+  /// Chains of large x small steps found (plan_chains) and kept (one launch each; options::chain_steps),
+  /// and the steps in the kept ones.
+  [[nodiscard]] int chain_candidates() const noexcept { return static_cast<int>(chains_.size()); }
+  [[nodiscard]] int chains_chosen() const noexcept;
+  [[nodiscard]] int chain_steps() const noexcept;
   [[nodiscard]] int grid_steps() const noexcept { return grid_steps_; }
   [[nodiscard]] bool uses_graph() const noexcept { return exec_ != nullptr; }
 
@@ -255,6 +261,12 @@ class compiled_program {
     const small_step_record* grid_records = nullptr;    // that run's records, in grid_table_
     int grid_blocks = 0;                                // that run's blocks
     bool grid_member = false;                           // in a run that an earlier op launches
+    // Chains (options::chain_steps; src/core/chain.hpp): on a chain's last step, the chain's index
+    // in chains_; use_chain: this op runs the whole chain (the chain kernel, its operands read from
+    // the member ops' pointers at enqueue); chain_skip: an earlier step of a kept chain (runs nothing).
+    int chain = -1;
+    bool use_chain = false;
+    bool chain_skip = false;
   };
   // The constructor's phases.
   struct step_choices {
@@ -346,6 +358,10 @@ class compiled_program {
   bool prepare_copies(op& o, const lowered_step& low, gemm_with_copies form);
   /// Points the chosen copies at one scratch block as large as the largest (copies_).
   void place_copies();
+  /// Each chain timed as one launch of the chain kernel against its steps as they run, kept when 3%
+  /// faster (`always`: kept untimed). Compile time only: it synchronizes.
+  void choose_chains();
+  void enqueue_chain(const op& o, cudaStream_t stream) const;
   void point_copies(op& o, void* base) const;
 
   engine* eng_;
@@ -367,6 +383,8 @@ class compiled_program {
   std::size_t scratch_bytes_ = 0;
   device::pool_block table_;      // their records and subtree offsets, then the full dots' scratch
   std::size_t table_bytes_ = 0;
+  std::vector<chain_plan> chains_;           // chains of large x small steps (options::chain_steps)
+  std::vector<std::vector<int>> chain_ops_;  // per chain: the ops of its steps, in order
   std::vector<int> dot_steps_;    // library steps that are full contractions (options::full_dot)
   std::vector<full_dot_record> dot_records_;  // theirs, planned with the buffers
   std::size_t dot_offset_ = 0;    // where their scratch starts in table_, one full_dot_scratch_bytes each

@@ -36,6 +36,7 @@
 #include "cuda/eager.hpp"
 #include "tnrt/cpu.hpp"
 #include "tnrt/formats.hpp"
+#include "support/chain_random.hpp"
 
 namespace tnrt {
 namespace {
@@ -1458,6 +1459,113 @@ TEST_F(Differential, CompiledGridRunsMatchCpu) {
   }
   std::printf("[grid runs] always: %d steps in %d runs; %d programs with runs read their inputs in place too\n", grid_steps, grid_runs, in_place);
   EXPECT_GE(grid_runs, 4) << "the random trees should have consecutive library steps to run together";
+  EXPECT_GT(in_place, 0);
+}
+
+// Chains of large x small steps (options::chain_steps; src/core/chain.hpp, src/cuda/chain.cu), each
+// run as one launch of the chain kernel. Random gate-like chains whose state holds 2^16 to 2^18
+// elements (one- and two-label gates, diagonal gates, sums on either side only, outer products), in
+// every dtype, under two layouts, on the captured graph and on the stream; and two suite networks
+// whose programs run branches on concurrent lanes (regular3-n130 f32, rqc-4x5-c14 c64). Under
+// `always` op_kernels says "chain" chains_chosen() times and "chain member" for the other steps of
+// each kept chain, launches() drops by those, and the result matches the CPU engine's, also through
+// launch_io (whose in-place graph moves the chain's inputs to the caller's pointers). Under `never`
+// no chain runs.
+TEST_F(Differential, CompiledChainsMatchCpu) {
+  using dev = gputest::device_buffer;
+  chaintest::chain_shape shape;
+  shape.min_labels = 16;
+  shape.max_labels = 17;
+  shape.grow_until = 1 << 18;
+  shape.shrink_after = 1 << 15;
+  std::mt19937 rng(2026);
+  std::vector<problem> problems;
+  for (int i = 0; i < 6; ++i) {
+    problem p = chaintest::random_chain(rng, 5 + (3 * i) % 8, shape);
+    p.source = "random chain " + std::to_string(i);
+    problems.push_back(std::move(p));
+  }
+  const auto dir = gputest::source_dir();
+  ASSERT_FALSE(dir.empty()) << "bench/suites not found (set TNRT_SOURCE_DIR)";
+  for (const char* name : {"regular3-n130", "rqc-4x5-c14-amp"}) {
+    load_options lo;
+    problems.push_back(load_file((dir / "bench/suites/families" / (std::string(name) + ".json")).string(), lo));
+    problems.back().source = name;
+  }
+  const std::size_t n_random = 6;
+  std::map<std::pair<std::size_t, int>, std::pair<std::vector<host_tensor>, host_tensor>> data;  // inputs and the CPU's result
+  auto data_of = [&](std::size_t i, const problem& p) -> const std::pair<std::vector<host_tensor>, host_tensor>& {
+    const auto key = std::make_pair(i, static_cast<int>(p.type));
+    auto it = data.find(key);
+    if (it == data.end()) {
+      std::vector<host_tensor> in = gputest::random_inputs(p, 300 + i, -1.0, 1.0);
+      host_tensor want = cpu::contract(p, in);
+      it = data.emplace(key, std::make_pair(std::move(in), std::move(want))).first;
+    }
+    return it->second;
+  };
+  int chains = 0, steps = 0, in_place = 0, suite_chains = 0;
+  for (const kernel_choice choice : {kernel_choice::always, kernel_choice::never}) {
+    for (const layout_policy lay : {layout_policy::column_major, layout_policy::row_major}) {
+      for (const bool graph : {true, false}) {
+        cuda::options opt;
+        opt.chain_steps = choice;
+        opt.time_layouts = false;
+        opt.intermediate_layout = lay;
+        opt.use_graph = graph;
+        engine eng(opt);
+        for (std::size_t i = 0; i < problems.size(); ++i) {
+          const bool suite = i >= n_random;
+          for (dtype t : all_dtypes) {
+            if (suite && (t != problems[i].type || lay != layout_policy::column_major)) continue;  // each suite network once per choice and graph
+            problem p = problems[i];
+            p.type = t;
+            const auto& [in, want] = data_of(i, p);
+            const std::unique_ptr<cuda::compiled_program> prog = cuda::compiled_program::build(eng, p);
+            const std::vector<std::string> kernels = prog->op_kernels();
+            const auto n_chain = std::count(kernels.begin(), kernels.end(), std::string("chain"));
+            const auto n_member = std::count(kernels.begin(), kernels.end(), std::string("chain member"));
+            EXPECT_EQ(n_chain, prog->chains_chosen()) << p.source;
+            EXPECT_EQ(n_member, prog->chain_steps() - prog->chains_chosen()) << p.source;
+            EXPECT_EQ(prog->launches() + static_cast<std::size_t>(n_member), kernels.size()) << p.source;
+            if (choice == kernel_choice::never) {
+              EXPECT_EQ(prog->chains_chosen(), 0) << p.source;
+            } else {
+              EXPECT_EQ(prog->chains_chosen(), prog->chain_candidates()) << p.source << ": `always` keeps every chain found";
+            }
+            chains += prog->chains_chosen();
+            steps += prog->chain_steps();
+            if (suite) suite_chains += prog->chains_chosen();
+            const double tol = gputest::tolerance(t, gputest::longest_sum(p), 256.0);
+            const host_tensor got = run_program(eng, *prog, p, in);
+            EXPECT_LE(gputest::rel_error(got, want), tol)
+                << p.source << " " << name_of(t) << " " << name_of(lay) << (graph ? " graph" : " stream") << " chains " << prog->chains_chosen();
+            if (!prog->has_io_graph() || suite) continue;
+            const std::size_t n = p.net.inputs.size();
+            std::vector<std::unique_ptr<dev>> bufs;
+            std::vector<const void*> srcs;
+            for (std::size_t j = 0; j < n; ++j) {
+              bufs.push_back(std::make_unique<dev>(prog->input_bytes(j)));
+              srcs.push_back(bufs.back()->ptr);
+              gputest::upload_bytes(eng, bufs[j]->ptr, in[j].data(), in[j].bytes());
+            }
+            dev out(prog->result_bytes());
+            for (int run = 0; run < 2; ++run) {
+              prog->launch_io(srcs, out.ptr, eng.stream());
+              const host_tensor via_io = gputest::download(eng, out.ptr, t, p.net.shape_of(p.net.output));
+              EXPECT_LE(gputest::rel_error(via_io, want), tol) << p.source << " " << name_of(t) << " launch_io run " << run;
+            }
+            if (prog->in_place_runs() > 0 && prog->chains_chosen() > 0) ++in_place;
+          }
+        }
+        eng.synchronize();
+      }
+    }
+  }
+  std::printf("[chains] always: %d chains of %d steps kept (%d on the suite networks); %d programs with chains read their inputs in place\n", chains,
+              steps, suite_chains, in_place);
+  EXPECT_GE(chains, 40) << "the random chains should give chains to run";
+  EXPECT_GE(suite_chains, 4);
   EXPECT_GT(in_place, 0);
 }
 
