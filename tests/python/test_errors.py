@@ -127,7 +127,7 @@ def test_context_options_are_checked():
     option, is a UsageError (a ValueError) naming it, and no context is made."""
     from tnrt import _tnrt
 
-    for key in ("tiled_kernel", "algo_timing", "gemm", "gemm_copies", "gemm_check", "grid_steps", "branches"):
+    for key in ("tiled_kernel", "algo_timing", "gemm", "gemm_copies", "gemm_check", "grid_steps", "chains", "branches"):
         with pytest.raises(tnrt.UsageError, match=key):
             _tnrt.Context(-1, {key: "sometimes"})
         _tnrt.Context(-1, {key: "never"})
