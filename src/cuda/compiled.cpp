@@ -289,13 +289,16 @@ void compiled_program::check_grid_runs() {
   const grid_step_limits widest = grid_limits_of(opt_);
   const bool always = opt_.grid_steps == kernel_choice::always;
   const cudaStream_t st = eng_->stream();
-  const replay_times without = always ? replay_times{} : time_replays(*this, st);
   const auto runs_at = [&](int scale) {  // the options' limits over 4^scale
     grid_step_limits l = widest;
     l.max_outputs = std::max<std::int64_t>(1, widest.max_outputs >> (2 * scale));
     l.max_madds = std::max<std::int64_t>(1, widest.max_madds >> (2 * scale));
     return grid_runs_under(l);
   };
+  // Runs under smaller limits are subsets of those under the options' own: none there, none at all,
+  // and the program need not be timed without them.
+  if (runs_at(0).empty()) return;
+  const replay_times without = always ? replay_times{} : time_replays(*this, st);
   replay_times best{};
   int best_scale = -1;
   std::vector<std::pair<int, int>> last_runs;
