@@ -1480,7 +1480,7 @@ TEST_F(Differential, CompiledChainsMatchCpu) {
   shape.shrink_after = 1 << 15;
   std::mt19937 rng(2026);
   std::vector<problem> problems;
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < 4; ++i) {
     problem p = chaintest::random_chain(rng, 5 + (3 * i) % 8, shape);
     p.source = "random chain " + std::to_string(i);
     problems.push_back(std::move(p));
@@ -1492,7 +1492,7 @@ TEST_F(Differential, CompiledChainsMatchCpu) {
     problems.push_back(load_file((dir / "bench/suites/families" / (std::string(name) + ".json")).string(), lo));
     problems.back().source = name;
   }
-  const std::size_t n_random = 6;
+  const std::size_t n_random = 4;
   std::map<std::pair<std::size_t, int>, std::pair<std::vector<host_tensor>, host_tensor>> data;  // inputs and the CPU's result
   auto data_of = [&](std::size_t i, const problem& p) -> const std::pair<std::vector<host_tensor>, host_tensor>& {
     const auto key = std::make_pair(i, static_cast<int>(p.type));
@@ -1508,8 +1508,10 @@ TEST_F(Differential, CompiledChainsMatchCpu) {
   for (const kernel_choice choice : {kernel_choice::always, kernel_choice::never}) {
     for (const layout_policy lay : {layout_policy::column_major, layout_policy::row_major}) {
       for (const bool graph : {true, false}) {
+        if (choice == kernel_choice::never && (lay != layout_policy::column_major || !graph)) continue;  // `never` once
         cuda::options opt;
         opt.chain_steps = choice;
+        opt.library_algos = kernel_choice::never;  // compile time: the steps' cuTENSOR algorithms are not what is tested
         opt.time_layouts = false;
         opt.intermediate_layout = lay;
         opt.use_graph = graph;
@@ -1517,7 +1519,7 @@ TEST_F(Differential, CompiledChainsMatchCpu) {
         for (std::size_t i = 0; i < problems.size(); ++i) {
           const bool suite = i >= n_random;
           for (dtype t : all_dtypes) {
-            if (suite && (t != problems[i].type || lay != layout_policy::column_major)) continue;  // each suite network once per choice and graph
+            if (suite && (t != problems[i].type || lay != layout_policy::column_major)) continue;  // in its own type, one layout
             problem p = problems[i];
             p.type = t;
             const auto& [in, want] = data_of(i, p);
@@ -1564,7 +1566,7 @@ TEST_F(Differential, CompiledChainsMatchCpu) {
   }
   std::printf("[chains] always: %d chains of %d steps kept (%d on the suite networks); %d programs with chains read their inputs in place\n", chains,
               steps, suite_chains, in_place);
-  EXPECT_GE(chains, 40) << "the random chains should give chains to run";
+  EXPECT_GE(chains, 20) << "the random chains should give chains to run";
   EXPECT_GE(suite_chains, 4);
   EXPECT_GT(in_place, 0);
 }
