@@ -216,13 +216,13 @@ for s in "$@"; do
             done
             tar -czf $out/$s.tgz -C /tmp $s ;;
     chains) # chains of large x small steps in one launch (options::chain_steps, CLI --chains): compiled off and
-            # auto in the order off auto auto off (--warmup 5 --repeat 30, JSON) on CHAIN_NETS (suite names or
+            # auto in the order off auto auto off (CHAIN_ORDER overrides; --warmup 5 --repeat 30, JSON) on CHAIN_NETS (suite names or
             # 'reference'), then auto's step profile; raw in $out/chains.tgz
             mkdir -p /tmp/chains
             for n in ${CHAIN_NETS:-reference rqc-4x5-c14-amp rqc-5x6-c12-amp qaoa-maxcut-n24-p4 qaoa-zz-n60-p4 regular3-n130 regular4-n70 hyper-n90-r3-e3 lattice-10x10-d4 peps-norm-5x5-D4}; do
               if [[ $n == reference ]]; then f=$ref; fill=(); else f=bench/suites/families/$n.json; fill=("--fill=$(fill_of $n)"); fi
               k=0
-              for c in off auto auto off; do
+              for c in ${CHAIN_ORDER:-off auto auto off}; do
                 k=$((k + 1))
                 echo "--- $n --chains $c ($k)"
                 timeout 120 $bin/tnrt contract $f --device cuda --mode compiled "${fill[@]}" --chains $c --warmup 5 --repeat 30 \
