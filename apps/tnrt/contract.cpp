@@ -114,9 +114,8 @@ GPU knobs:
                              the default); on: the kernel wherever it applies; off: cuTENSOR
   --chains auto|on|off       compiled: a chain of large x small steps, each consuming the one before, runs in
                              one pass over memory (its slab of the large operand in shared memory, every
-                             small tensor applied there) when timed faster than its steps (auto); on:
-                             every chain found; off: step by step (the default, until the kernel has run
-                             its GPU tests)
+                             small tensor applied there) when timed faster than its steps (auto, the
+                             default); on: every chain found; off: step by step
   --gemm-check auto|on|off   compiled, with --gemm auto: the program is replayed with its cuBLAS steps and with
                              them on cuTENSOR, and they go back to cuTENSOR when that replays faster (auto, the
                              default); on: they go back untimed (tests); off: no check
@@ -471,7 +470,7 @@ cuda::options gpu_options(const parsed_args& a, const std::string& mode) {
   o.fuse_small_steps = !a.has("no-fuse");
   o.tiled_kernel = choice_knob(a, "tiled");
   o.full_dot = choice_knob(a, "dot");
-  o.chain_steps = choice_knob(a, "chains", "off");
+  o.chain_steps = choice_knob(a, "chains");
   o.gemm_check = choice_knob(a, "gemm-check");
   o.grid_steps = choice_knob(a, "grid-steps", "off");
   o.grid_step_max_outputs = a.int_or("grid-max-outputs", o.grid_step_max_outputs, 1, 1 << 30);
@@ -1186,7 +1185,7 @@ int run_contract(std::span<char* const> argv) {
   (void)a.choice_or("layout", "auto", {"auto", "follow", "column", "row", "planned"});
   (void)a.choice_or("tiled", "auto", {"auto", "on", "off"});
   (void)a.choice_or("dot", "auto", {"auto", "on", "off"});
-  (void)a.choice_or("chains", "off", {"auto", "on", "off"});
+  (void)a.choice_or("chains", "auto", {"auto", "on", "off"});
   (void)a.choice_or("gemm-check", "auto", {"auto", "on", "off"});
   (void)a.choice_or("grid-steps", "off", {"auto", "on", "off"});
   (void)a.choice_or("fuse-stage", "off", {"on", "off"});

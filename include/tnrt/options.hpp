@@ -112,10 +112,9 @@ struct options {
   /// default); `always`: there wherever it applies (tests); `never`: the library only.
   kernel_choice full_dot = kernel_choice::automatic;
   /// Compiled: chains of large x small steps, each consuming the one before (src/core/chain.hpp), run
-  /// in one pass over memory by tnrt's chain kernel: `automatic` when it is 3% faster than the steps
-  /// one by one; `always`: every chain found (tests); `never`: step by step, the default until the
-  /// chain kernel has run its GPU tests (CLI --chains auto|on|off).
-  kernel_choice chain_steps = kernel_choice::never;
+  /// in one pass over memory by tnrt's chain kernel when it is 3% faster than the steps one by one
+  /// (`automatic`, the default); `always`: every chain found (tests); `never`: step by step.
+  kernel_choice chain_steps = kernel_choice::automatic;
   /// Compiled, with gemm_lowering `automatic`: after the layout and branches are chosen, the
   /// program is replayed as it is and with every step timing put on cuBLAS (as it lies or after
   /// copies) back on its cuTENSOR plan, and those steps go back together when that replays faster
