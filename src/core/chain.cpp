@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <complex>
-#include <numeric>
 #include <optional>
 
 #include "core/chain_index.hpp"
@@ -65,11 +64,9 @@ struct chain_builder {
   std::size_t element_bytes;
   const chain_limits& limits;
   std::size_t n_inputs;
+  std::vector<std::vector<label_t>> labels;  // by operand id (operand_labels)
 
-  [[nodiscard]] const std::vector<label_t>& labels_of(int id) const {
-    return static_cast<std::size_t>(id) < n_inputs ? p.net.inputs[static_cast<std::size_t>(id)]
-                                                   : p.tree.steps[static_cast<std::size_t>(id) - n_inputs].out;
-  }
+  [[nodiscard]] const std::vector<label_t>& labels_of(int id) const { return labels[static_cast<std::size_t>(id)]; }
   [[nodiscard]] std::int64_t extent(label_t l) const { return p.net.extents[static_cast<std::size_t>(l)]; }
   // The stride of label l in operand id (0 when the operand lacks it).
   [[nodiscard]] std::int64_t stride(int id, label_t l) const {
@@ -99,26 +96,22 @@ struct chain_builder {
     std::vector<std::vector<label_t>> X(m + 1), S(m);
     for (std::size_t i = 0; i <= m; ++i) X[i] = labels_of(x_id[i]);
     for (std::size_t i = 0; i < m; ++i) S[i] = labels_of(s_id[i]);
-    // Active labels: every S_i's, and those of X_i a step sums.
+    // Active labels: every S_i's, and those of X_i a step sums. A label a step sums must not come
+    // back later in the chain (a tree never does this; guard).
     std::vector<label_t> active;
     auto add_active = [&](label_t l) {
       if (!contains(active, l)) active.push_back(l);
     };
     for (std::size_t i = 0; i < m; ++i) {
+      for (const auto* side : {&X[i], &S[i]})
+        for (label_t l : *side) {
+          if (contains(X[i + 1], l)) continue;
+          for (std::size_t j = i + 1; j < m; ++j)
+            if (contains(S[j], l) || contains(X[j + 1], l)) return std::nullopt;
+        }
       for (label_t l : X[i])
         if (!contains(X[i + 1], l)) add_active(l);
       for (label_t l : S[i]) add_active(l);
-    }
-    // A label a step sums must not come back later in the chain (a tree never does this; guard).
-    for (std::size_t i = 0; i < m; ++i) {
-      std::vector<label_t> summed;
-      for (label_t l : X[i])
-        if (!contains(X[i + 1], l)) summed.push_back(l);
-      for (label_t l : S[i])
-        if (!contains(X[i + 1], l)) summed.push_back(l);
-      for (label_t l : summed)
-        for (std::size_t j = i + 1; j < m; ++j)
-          if (contains(S[j], l) || contains(X[j + 1], l)) return std::nullopt;
     }
     std::vector<label_t> passive;
     for (label_t l : by_stride(x_id[0]))
@@ -167,6 +160,8 @@ struct chain_builder {
     for (std::size_t i = 0; i < m; ++i)
       for (label_t l : by_stride(s_id[i]))
         if (!contains(order, l)) order.push_back(l);
+    // `order` holds every active label (X_0's, and those the S_i bring), so each step's labels are in
+    // the slab; a passive label is in it when it is in T.
     auto in_slab = [&](label_t l) { return contains(order, l); };
     // Each X_i's slab: dense over its slab labels in `order`, first fastest.
     std::vector<std::vector<std::int64_t>> w(m + 1, std::vector<std::int64_t>(p.net.label_count(), 0));
@@ -192,8 +187,6 @@ struct chain_builder {
         if ((contains(X[i], l) || contains(S[i], l)) && !contains(X[i + 1], l)) summed.push_back(l);
       for (label_t l : S[i])
         if (!contains(summed, l) && !contains(X[i], l)) brought.push_back(l);
-      for (label_t l : S[i])
-        if (!in_slab(l)) return std::nullopt;
       std::int64_t k_count = 1, n_count = 1, batch = 1, rows_count = 1;
       for (label_t l : summed) k_count *= extent(l);
       for (label_t l : brought) n_count *= extent(l);
@@ -299,14 +292,14 @@ std::vector<chain_plan> plan_chains(const problem& p, const std::vector<std::vec
   const auto& steps = p.tree.steps;
   const std::size_t n = p.net.inputs.size();
   const std::size_t count = steps.size();
-  chain_builder b{p, strides, element_bytes, limits, n};
+  chain_builder b{p, strides, element_bytes, limits, n, operand_labels(p.net, p.tree)};
   std::vector<int> big_of(count, -1), small_of(count, -1);
   for (std::size_t k = 0; k < count; ++k) {
     const step& s = steps[k];
     if (k >= eligible.size() || eligible[k] == 0 || s.rhs < 0) continue;
     const auto& la = b.labels_of(s.lhs);
     const auto& lb = b.labels_of(s.rhs);
-    if (has_repeats(la) || has_repeats(lb) || has_repeats(s.out)) continue;
+    if (has_repeats(la) || has_repeats(lb)) continue;  // a diagonal (a step's result has no repeats)
     const double ea = p.net.elements_of(la), eb = p.net.elements_of(lb), ed = p.net.elements_of(s.out);
     if (std::max(ea, eb) < static_cast<double>(limits.min_big) || std::min(ea, eb) > static_cast<double>(limits.max_small) ||
         ed < static_cast<double>(limits.min_big))

@@ -34,6 +34,8 @@ inline problem random_chain(std::mt19937& rng, int steps, const chain_shape& sha
   for (int i = 0; i < n0; ++i) state.push_back(fresh(pick_extent()));
   std::shuffle(state.begin(), state.end(), rng);
   net.inputs.push_back(state);
+  // Operand ids: the state, one small tensor a step, then each step's result.
+  const int n_inputs = steps + 1;
   int cur = 0;  // operand id of the state
   auto size_of = [&](const std::vector<label_t>& l) { return net.elements_of(l); };
   for (int s = 0; s < steps; ++s) {
@@ -106,19 +108,11 @@ inline problem random_chain(std::mt19937& rng, int steps, const chain_shape& sha
     st.rhs = small_lhs ? cur : sid;
     st.out = out;
     p.tree.steps.push_back(st);
-    cur = -(s + 1);  // fixed below, once the inputs are all known
+    cur = n_inputs + s;
     state = out;
-  }
-  // Operand ids: step results come after every input.
-  const int n = static_cast<int>(net.inputs.size());
-  for (std::size_t k = 0; k < p.tree.steps.size(); ++k) {
-    step& st = p.tree.steps[k];
-    if (st.lhs < 0) st.lhs = n + (-st.lhs - 1);
-    if (st.rhs < 0) st.rhs = n + (-st.rhs - 1);
   }
   net.output = p.tree.steps.back().out;
   return p;
 }
-
 
 }  // namespace tnrt::chaintest
