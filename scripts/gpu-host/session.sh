@@ -228,10 +228,22 @@ for s in "$@"; do
                 timeout 120 $bin/tnrt contract $f --device cuda --mode compiled "${fill[@]}" --chains $c --warmup 5 --repeat 30 \
                   --json /tmp/chains/$n-$c-$k.json 2>&1 | grep -E "^time|^kernels|^result|rror" | cut -c1-200
               done
-              timeout 120 $bin/tnrt contract $f --device cuda --mode compiled "${fill[@]}" --warmup 3 --repeat 10 \
-                --step-profile /tmp/chains/$n-steps.csv > /dev/null 2>&1
+              for c in ${CHAIN_PROFILE:-auto}; do
+                timeout 120 $bin/tnrt contract $f --device cuda --mode compiled "${fill[@]}" --chains $c --warmup 3 --repeat 10 \
+                  --step-profile /tmp/chains/$n-steps-$c.csv > /dev/null 2>&1
+              done
             done
             tar -czf $out/chains.tgz -C /tmp chains ;;
+    ncu-chain) # Nsight Compute on the chain kernel, compiled with --chains on: NCU_NET (suite name, default
+            # rqc-5x6-c12-amp), NCU_COUNT launches (3); the summary lines here, the report in $out
+            f=${NCU_NET:-rqc-5x6-c12-amp}; F=$(fill_of $f)
+            timeout 300 ncu --kernel-name regex:chain_kernel --launch-count ${NCU_COUNT:-3} \
+              --section SpeedOfLight --section MemoryWorkloadAnalysis --section LaunchStats --section Occupancy \
+              --section SchedulerStats --section WarpStateStats --section ComputeWorkloadAnalysis --import-source no \
+              $bin/tnrt contract bench/suites/families/$f.json --device cuda --fill $F --mode compiled --chains on \
+              --warmup 0 --repeat 1 > /tmp/ncu-chain.txt 2>&1
+            xz -c /tmp/ncu-chain.txt > $out/ncu-chain.txt.xz
+            grep -E "chain_kernel<|DRAM Throughput|Memory Throughput|L1/TEX Hit|L2 Hit|Duration|Compute \(SM\) Throughput|Issue Slots Busy|Warp Cycles Per Issued|Achieved Occupancy|Registers Per|Block Limit|Stall|No Eligible|Grid Size|Mem Busy|Executed Ipc|Dynamic Shared" /tmp/ncu-chain.txt | head -120 ;;
     tests-chain) # the chain kernel's GPU tests alone (test_cuda_differential, CompiledChainsMatchCpu)
             timeout 400 $bin/test_cuda_differential --gtest_filter='*Chain*' 2>&1 | grep -E "^\[chains\]|OK|FAILED|Failure|Expected|Which is|error|PASSED|rel" | head -60 ;;
     gridtune) # grid runs kept untimed (--grid-steps on) under other limits and block counts, against off, on the

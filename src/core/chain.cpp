@@ -53,6 +53,25 @@ bool shifts_of(const std::vector<std::int64_t>& extent, std::int32_t* shift) {
   return true;
 }
 
+// Splits the entry that straddles bit `bit` of the index (every extent a power of two): an entry of
+// 2^s values starting at bit p < bit < p + s becomes 2^(bit - p) values, then 2^(s - bit + p) values
+// whose weights are 2^(bit - p) times the first's. The index decodes to the same offsets.
+void split_at_bit(mode_list& ml, int bit) {
+  int p = 0;
+  for (std::size_t i = 0; i < ml.size(); ++i) {
+    int s = 0;
+    while ((std::int64_t{1} << s) < ml.extent[i]) ++s;
+    if (p < bit && bit < p + s) {
+      const std::int64_t low = std::int64_t{1} << (bit - p);
+      ml.extent[i] = low;
+      ml.extent.insert(ml.extent.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::int64_t{1} << (s - bit + p));
+      for (auto& c : ml.cols) c.insert(c.begin() + static_cast<std::ptrdiff_t>(i) + 1, c[i] * low);
+      return;
+    }
+    p += s;
+  }
+}
+
 template <class Out>
 void copy_column(const std::vector<std::int64_t>& from, Out* to) {
   for (std::size_t i = 0; i < from.size(); ++i) to[i] = static_cast<Out>(from[i]);
@@ -95,6 +114,9 @@ struct chain_builder {
     }
     std::vector<std::vector<label_t>> X(m + 1), S(m);
     for (std::size_t i = 0; i <= m; ++i) X[i] = labels_of(x_id[i]);
+    // The kernel's offsets are 32-bit.
+    for (std::size_t i = 0; i <= m; ++i)
+      if (p.net.elements_of(X[i]) >= 2147483648.0) return std::nullopt;
     for (std::size_t i = 0; i < m; ++i) S[i] = labels_of(s_id[i]);
     // Active labels: every S_i's, and those of X_i a step sums. A label a step sums must not come
     // back later in the chain (a tree never does this; guard).
@@ -192,7 +214,7 @@ struct chain_builder {
       for (label_t l : brought) n_count *= extent(l);
       // The kernel holds a row's summed values in registers: at most 256 bytes of them.
       if (k_count > chain_max_k || n_count > chain_max_n || k_count * eb > 256) return std::nullopt;
-      mode_list rl(4), bl(1);
+      mode_list rl(3), bl(1);
       for (label_t l : rows) {
         const bool is_batch = contains(S[i], l);
         rl.add(extent(l), {w[i][static_cast<std::size_t>(l)], w[i + 1][static_cast<std::size_t>(l)], is_batch ? batch : 0});
@@ -214,6 +236,22 @@ struct chain_builder {
       copy_column(rl.cols[1], s.r_out);
       copy_column(rl.cols[2], s.r_b);
       s.r_pow2 = shifts_of(rl.extent, s.r_shift) ? 1 : 0;
+      // Rows in groups of chain_threads: a thread decodes its place in the group once a step.
+      if (s.r_pow2 != 0 && rows_count <= static_cast<std::int64_t>(chain_max_hi) << chain_thread_bits) {
+        mode_list split(rl);
+        split_at_bit(split, chain_thread_bits);
+        if (split.size() <= static_cast<std::size_t>(chain_max_modes)) {
+          s.n_r = static_cast<std::int32_t>(split.size());
+          copy_column(split.extent, s.r_extent);
+          copy_column(split.cols[0], s.r_in);
+          copy_column(split.cols[1], s.r_out);
+          copy_column(split.cols[2], s.r_b);
+          (void)shifts_of(split.extent, s.r_shift);
+          s.split = 1;
+          for (std::int32_t j = 0; (static_cast<std::int64_t>(j) << chain_thread_bits) < rows_count; ++j)
+            chain_index::row_offsets(s, j << chain_thread_bits, s.hi_in[j], s.hi_out[j], s.hi_b[j]);
+        }
+      }
       s.n_b = static_cast<std::int32_t>(bl.size());
       copy_column(bl.extent, s.b_extent);
       copy_column(bl.cols[0], s.b_small);
@@ -254,6 +292,21 @@ struct chain_builder {
       if (!contains(tile, l)) outer.add(extent(l), {stride(x_id[0], l), stride(x_id[m], l)});
     for (const mode_list* ml : {&load, &store, &outer})
       if (ml->size() > static_cast<std::size_t>(chain_max_modes)) return std::nullopt;
+    // With every extent a power of two, both lists split at bit chain_thread_bits: a thread decodes
+    // its place in a group of chain_threads entries once (chain_index::load_entry_split).
+    std::int32_t shift_probe[chain_max_modes] = {};
+    const bool pow2 = shifts_of(load.extent, shift_probe) && shifts_of(store.extent, shift_probe);
+    bool lists_split = false;
+    if (pow2) {
+      mode_list load_split(load), store_split(store);
+      split_at_bit(load_split, chain_thread_bits);
+      split_at_bit(store_split, chain_thread_bits);
+      if (load_split.size() <= static_cast<std::size_t>(chain_max_modes) && store_split.size() <= static_cast<std::size_t>(chain_max_modes)) {
+        load = std::move(load_split);
+        store = std::move(store_split);
+        lists_split = true;
+      }
+    }
     r.load_count = static_cast<std::int32_t>(slab[0]);
     r.n_load = static_cast<std::int32_t>(load.size());
     copy_column(load.extent, r.load_extent);
@@ -265,14 +318,22 @@ struct chain_builder {
     copy_column(store.cols[0], r.store_global);
     copy_column(store.cols[1], r.store_slab);
     r.pow2 = shifts_of(load.extent, r.load_shift) && shifts_of(store.extent, r.store_shift) ? 1 : 0;
-    r.n_outer = static_cast<std::int32_t>(outer.size());
-    r.tile_count = 1;
-    for (std::size_t j = 0; j < outer.size(); ++j) {
-      r.outer_extent[j] = static_cast<std::int32_t>(outer.extent[j]);
-      r.outer_in[j] = outer.cols[0][j];
-      r.outer_out[j] = outer.cols[1][j];
-      r.tile_count *= outer.extent[j];
+    if (lists_split) {
+      r.lists_split = 1;
+      for (std::int32_t j = 0; j < chain_max_hi; ++j) {
+        const std::int64_t e = static_cast<std::int64_t>(j) << chain_thread_bits;
+        if (e < r.load_count) chain_index::load_entry(r, static_cast<std::int32_t>(e), r.load_hi_g[j], r.load_hi_slot[j]);
+        if (e < r.store_count) chain_index::store_entry(r, static_cast<std::int32_t>(e), r.store_hi_g[j], r.store_hi_slot[j]);
+      }
     }
+    r.n_outer = static_cast<std::int32_t>(outer.size());
+    std::int64_t tiles = 1;
+    for (std::int64_t e : outer.extent) tiles *= e;
+    r.tile_count = static_cast<std::int32_t>(tiles);  // at most X_0's elements
+    copy_column(outer.extent, r.outer_extent);
+    copy_column(outer.cols[0], r.outer_in);
+    copy_column(outer.cols[1], r.outer_out);
+    r.outer_pow2 = shifts_of(outer.extent, r.outer_shift) ? 1 : 0;
     out.steps = seg;
     out.big_id = x_id[0];
     out.small_ids = s_id;
@@ -349,22 +410,23 @@ void evaluate_chain(const chain_record& r, const T* x0, const T* const* smalls, 
     const std::int32_t count = s.batch * s.k_count * s.n_pad;
     for (std::int32_t e = 0; e < count; ++e) sd[static_cast<std::size_t>(s.sd_offset + e)] = chain_index::table_value(s, smalls[i], e);
   }
-  for (std::int64_t t = 0; t < r.tile_count; ++t) {
-    std::int64_t in_base = 0, out_base = 0;
+  for (std::int32_t t = 0; t < r.tile_count; ++t) {
+    std::int32_t in_base = 0, out_base = 0;
     chain_index::tile_bases(r, t, in_base, out_base);
     for (std::int32_t e = 0; e < r.load_count; ++e) {
-      std::int64_t g = 0;
-      std::int32_t slot = 0;
-      chain_index::load_entry(r, e, g, slot);
-      buf[0][static_cast<std::size_t>(slot)] = x0[in_base + g];
+      std::int32_t lo_g = 0, lo_slot = 0, g = 0, slot = 0;
+      if (r.lists_split != 0) chain_index::load_entry(r, e & ((1 << chain_thread_bits) - 1), lo_g, lo_slot);
+      chain_index::load_entry_split(r, e, lo_g, lo_slot, g, slot);
+      buf[0][static_cast<std::size_t>(slot)] = x0[static_cast<std::ptrdiff_t>(in_base) + g];
     }
     for (int i = 0; i < r.steps; ++i) {
       const chain_step_record& s = r.step[i];
       const T* src = buf[i & 1].data();
       T* dst = buf[(i + 1) & 1].data();
       for (std::int32_t row = 0; row < s.rows; ++row) {
-        std::int32_t in = 0, o = 0, bi = 0;
-        chain_index::row_offsets(s, row, in, o, bi);
+        std::int32_t lo_in = 0, lo_out = 0, lo_b = 0, in = 0, o = 0, bi = 0;
+        if (s.split != 0) chain_index::row_offsets(s, row & ((1 << chain_thread_bits) - 1), lo_in, lo_out, lo_b);
+        chain_index::row_offsets_split(s, row, lo_in, lo_out, lo_b, in, o, bi);
         const T* table = sd.data() + s.sd_offset + static_cast<std::ptrdiff_t>(bi) * s.k_count * s.n_pad;
         for (std::int32_t n = 0; n < s.n_count; ++n) {
           T acc{};
@@ -375,10 +437,10 @@ void evaluate_chain(const chain_record& r, const T* x0, const T* const* smalls, 
     }
     const T* last = buf[r.steps & 1].data();
     for (std::int32_t e = 0; e < r.store_count; ++e) {
-      std::int64_t g = 0;
-      std::int32_t slot = 0;
-      chain_index::store_entry(r, e, g, slot);
-      xm[out_base + g] = last[slot];
+      std::int32_t lo_g = 0, lo_slot = 0, g = 0, slot = 0;
+      if (r.lists_split != 0) chain_index::store_entry(r, e & ((1 << chain_thread_bits) - 1), lo_g, lo_slot);
+      chain_index::store_entry_split(r, e, lo_g, lo_slot, g, slot);
+      xm[static_cast<std::ptrdiff_t>(out_base) + g] = last[slot];
     }
   }
 }

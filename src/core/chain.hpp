@@ -33,6 +33,9 @@ inline constexpr int chain_max_steps = 8;   // steps of one chain
 inline constexpr int chain_max_modes = 16;  // entries of one mode list, after merging
 inline constexpr int chain_max_k = 64;      // combinations a step sums
 inline constexpr int chain_max_n = 64;      // combinations of the labels a step's small tensor brings
+inline constexpr int chain_thread_bits = 8;  // log2(chain_threads): rows split there (chain_step_record::split)
+inline constexpr int chain_max_hi = 16;      // row groups of chain_threads a split step holds
+inline constexpr int chain_prefetch_bytes = 16 * 1024;  // a slab the kernel's registers hold a tile ahead
 
 /// One step inside the slab: X_i[r, n] = sum_k X_{i-1}[r, k] * S_i[b(r), k, n].
 struct chain_step_record {
@@ -48,6 +51,11 @@ struct chain_step_record {
   std::int32_t n_r = 0, r_pow2 = 0;
   std::int32_t r_shift[chain_max_modes] = {};
   std::int32_t r_extent[chain_max_modes] = {}, r_in[chain_max_modes] = {}, r_out[chain_max_modes] = {}, r_b[chain_max_modes] = {};
+  // split: every extent a power of two, no mode straddling bit chain_thread_bits, and at most
+  // chain_max_hi groups of chain_threads rows. Then row = lo + (j << chain_thread_bits) decodes as
+  // row_offsets(lo) plus the group's offsets hi_*[j], so a thread decodes its rows once a step.
+  std::int32_t split = 0;
+  std::int32_t hi_in[chain_max_hi] = {}, hi_out[chain_max_hi] = {}, hi_b[chain_max_hi] = {};
   // Batch index -> offset in S_i (first fastest).
   std::int32_t n_b = 0;
   std::int32_t b_extent[chain_max_modes] = {}, b_small[chain_max_modes] = {};
@@ -66,18 +74,23 @@ struct chain_record {
   // load_shift/store_shift as r_shift (pow2: every extent of both lists a power of two).
   std::int32_t pow2 = 0;
   std::int32_t load_shift[chain_max_modes] = {}, store_shift[chain_max_modes] = {};
+  // Every offset is 32-bit: plan_chains takes no X_i of 2^31 elements or more.
   std::int32_t load_count = 1, n_load = 0;
-  std::int32_t load_extent[chain_max_modes] = {}, load_slab[chain_max_modes] = {};
-  std::int64_t load_global[chain_max_modes] = {};
+  std::int32_t load_extent[chain_max_modes] = {}, load_slab[chain_max_modes] = {}, load_global[chain_max_modes] = {};
   // X_m's slab in X_m's memory order.
   std::int32_t store_count = 1, n_store = 0;
-  std::int32_t store_extent[chain_max_modes] = {}, store_slab[chain_max_modes] = {};
-  std::int64_t store_global[chain_max_modes] = {};
-  // Tiles: the passive labels outside the slab (first fastest): extent, stride in X_0 and in X_m.
-  std::int64_t tile_count = 1;
-  std::int32_t n_outer = 0;
-  std::int32_t outer_extent[chain_max_modes] = {};
-  std::int64_t outer_in[chain_max_modes] = {}, outer_out[chain_max_modes] = {};
+  std::int32_t store_extent[chain_max_modes] = {}, store_slab[chain_max_modes] = {}, store_global[chain_max_modes] = {};
+  // lists_split: both lists decoded with shifts (pow2) and split at bit chain_thread_bits, so entry
+  // e = lo + (j << chain_thread_bits), j < chain_max_hi, is the entry lo's offsets plus group j's.
+  std::int32_t lists_split = 0;
+  std::int32_t load_hi_g[chain_max_hi] = {}, load_hi_slot[chain_max_hi] = {};
+  std::int32_t store_hi_g[chain_max_hi] = {}, store_hi_slot[chain_max_hi] = {};
+  // Tiles: the passive labels outside the slab (first fastest): extent, stride in X_0 and in X_m;
+  // outer_shift as r_shift (outer_pow2).
+  std::int32_t tile_count = 1;
+  std::int32_t n_outer = 0, outer_pow2 = 0;
+  std::int32_t outer_extent[chain_max_modes] = {}, outer_shift[chain_max_modes] = {};
+  std::int32_t outer_in[chain_max_modes] = {}, outer_out[chain_max_modes] = {};
   chain_step_record step[chain_max_steps];
 
   /// Dynamic shared memory of the kernel: two slabs and the coefficient tables.

@@ -9,8 +9,8 @@
 namespace tnrt::chain_index {
 
 /// Entry e of a load or store list: its offset in global memory and its slot in the slab.
-TNRT_HOST_DEVICE inline void decode(const std::int32_t* extent, const std::int64_t* global, const std::int32_t* slab, int n, std::int32_t e,
-                                    std::int64_t& g, std::int32_t& slot) {
+TNRT_HOST_DEVICE inline void decode(const std::int32_t* extent, const std::int32_t* global, const std::int32_t* slab, int n, std::int32_t e,
+                                    std::int32_t& g, std::int32_t& slot) {
   g = 0;
   slot = 0;
   for (int i = 0; i < n; ++i) {
@@ -22,8 +22,8 @@ TNRT_HOST_DEVICE inline void decode(const std::int32_t* extent, const std::int64
 }
 
 /// The same with every extent a power of two: `shift` its log2.
-TNRT_HOST_DEVICE inline void decode_pow2(const std::int32_t* shift, const std::int64_t* global, const std::int32_t* slab, int n, std::int32_t e,
-                                         std::int64_t& g, std::int32_t& slot) {
+TNRT_HOST_DEVICE inline void decode_pow2(const std::int32_t* shift, const std::int32_t* global, const std::int32_t* slab, int n, std::int32_t e,
+                                         std::int32_t& g, std::int32_t& slot) {
   g = 0;
   slot = 0;
   for (int i = 0; i < n; ++i) {
@@ -35,14 +35,14 @@ TNRT_HOST_DEVICE inline void decode_pow2(const std::int32_t* shift, const std::i
 }
 
 /// Entry e of the load list (X_0's slab) and of the store list (X_m's slab).
-TNRT_HOST_DEVICE inline void load_entry(const chain_record& r, std::int32_t e, std::int64_t& g, std::int32_t& slot) {
+TNRT_HOST_DEVICE inline void load_entry(const chain_record& r, std::int32_t e, std::int32_t& g, std::int32_t& slot) {
   if (r.pow2 != 0) {
     decode_pow2(r.load_shift, r.load_global, r.load_slab, r.n_load, e, g, slot);
   } else {
     decode(r.load_extent, r.load_global, r.load_slab, r.n_load, e, g, slot);
   }
 }
-TNRT_HOST_DEVICE inline void store_entry(const chain_record& r, std::int32_t e, std::int64_t& g, std::int32_t& slot) {
+TNRT_HOST_DEVICE inline void store_entry(const chain_record& r, std::int32_t e, std::int32_t& g, std::int32_t& slot) {
   if (r.pow2 != 0) {
     decode_pow2(r.store_shift, r.store_global, r.store_slab, r.n_store, e, g, slot);
   } else {
@@ -50,13 +50,43 @@ TNRT_HOST_DEVICE inline void store_entry(const chain_record& r, std::int32_t e, 
   }
 }
 
+/// Entry e of the load (or store) list as the kernel finds it: with lists_split, a group's offsets
+/// (j = e >> chain_thread_bits below chain_max_hi) plus those of the entry's place in its group,
+/// `lo_g` and `lo_slot` (load_entry of e & (chain_threads - 1)), which a thread decodes once.
+TNRT_HOST_DEVICE inline void load_entry_split(const chain_record& r, std::int32_t e, std::int32_t lo_g, std::int32_t lo_slot, std::int32_t& g,
+                                              std::int32_t& slot) {
+  const std::int32_t j = e >> chain_thread_bits;
+  if (r.lists_split != 0 && j < chain_max_hi) {
+    g = lo_g + r.load_hi_g[j];
+    slot = lo_slot + r.load_hi_slot[j];
+    return;
+  }
+  load_entry(r, e, g, slot);
+}
+TNRT_HOST_DEVICE inline void store_entry_split(const chain_record& r, std::int32_t e, std::int32_t lo_g, std::int32_t lo_slot, std::int32_t& g,
+                                               std::int32_t& slot) {
+  const std::int32_t j = e >> chain_thread_bits;
+  if (r.lists_split != 0 && j < chain_max_hi) {
+    g = lo_g + r.store_hi_g[j];
+    slot = lo_slot + r.store_hi_slot[j];
+    return;
+  }
+  store_entry(r, e, g, slot);
+}
+
 /// Tile t's first element in X_0 and in X_m.
-TNRT_HOST_DEVICE inline void tile_bases(const chain_record& r, std::int64_t t, std::int64_t& in, std::int64_t& out) {
+TNRT_HOST_DEVICE inline void tile_bases(const chain_record& r, std::int32_t t, std::int32_t& in, std::int32_t& out) {
   in = 0;
   out = 0;
   for (int i = 0; i < r.n_outer; ++i) {
-    const std::int64_t d = t % r.outer_extent[i];
-    t /= r.outer_extent[i];
+    std::int32_t d = 0;
+    if (r.outer_pow2 != 0) {
+      d = t & ((1 << r.outer_shift[i]) - 1);
+      t >>= r.outer_shift[i];
+    } else {
+      d = t % r.outer_extent[i];
+      t /= r.outer_extent[i];
+    }
     in += d * r.outer_in[i];
     out += d * r.outer_out[i];
   }
@@ -84,6 +114,21 @@ TNRT_HOST_DEVICE inline void row_offsets(const chain_step_record& s, std::int32_
     out += d * s.r_out[i];
     b += d * s.r_b[i];
   }
+}
+
+/// Row `row` of a step as the kernel finds it: a split step adds the row's group offsets (hi_*) to
+/// the offsets of its place in the group, which a thread decodes once (`lo_*`, row_offsets of
+/// row & (chain_threads - 1)); other steps decode every row.
+TNRT_HOST_DEVICE inline void row_offsets_split(const chain_step_record& s, std::int32_t row, std::int32_t lo_in, std::int32_t lo_out, std::int32_t lo_b,
+                                               std::int32_t& in, std::int32_t& out, std::int32_t& b) {
+  if (s.split != 0) {
+    const std::int32_t j = row >> chain_thread_bits;
+    in = lo_in + s.hi_in[j];
+    out = lo_out + s.hi_out[j];
+    b = lo_b + s.hi_b[j];
+    return;
+  }
+  row_offsets(s, row, in, out, b);
 }
 
 /// Entry e of a step's coefficient table ([batch][k][n_pad], n fastest): S_i's element, or zero in

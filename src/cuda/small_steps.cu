@@ -8,6 +8,7 @@
 #include "core/small_step_index.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_complex.cuh"
+#include "cuda/resident.hpp"
 
 namespace tnrt::cuda {
 namespace {
@@ -172,16 +173,14 @@ __global__ void __launch_bounds__(grid_threads) grid_small_steps(const small_ste
 }  // namespace
 
 int grid_steps_blocks(int* resident) {
-  int device = 0, sms = 0, per_sm = 0;
-  TNRT_CUDA(cudaGetDevice(&device));
-  TNRT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = multiprocessors();
   // Every element type's kernel alike: the smallest residency of them.
   int fewest = 1 << 30;
   for (const dtype t : {dtype::f32, dtype::f64, dtype::c64, dtype::c128}) {
     with_element_type(t, [&](auto tag) {
-      TNRT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, grid_small_steps<typename decltype(tag)::type>, grid_threads, 0));
+      const int per_sm = blocks_per_multiprocessor(reinterpret_cast<const void*>(grid_small_steps<typename decltype(tag)::type>), grid_threads, 0);
+      fewest = std::min(fewest, per_sm);
     });
-    fewest = std::min(fewest, per_sm);
   }
   if (resident != nullptr) *resident = fewest * sms;
   return fewest >= 1 ? sms : 0;

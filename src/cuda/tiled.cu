@@ -1,13 +1,12 @@
 #include <algorithm>
 #include <mutex>
-#include <utility>
-#include <vector>
 
 #include <cuda_pipeline.h>
 
 #include "core/tiled_index.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_complex.cuh"
+#include "cuda/resident.hpp"
 #include "cuda/tiled.hpp"
 #include "tnrt/errors.hpp"
 
@@ -364,16 +363,6 @@ __global__ void __launch_bounds__(threads, 2) tiled_kernel(const __grid_constant
   }
 }
 
-int multiprocessors() {
-  static const int count = [] {
-    int dev = 0, n = 0;
-    TNRT_CUDA(cudaGetDevice(&dev));
-    TNRT_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-    return n;
-  }();
-  return count;
-}
-
 template <class T, int K_MAX, int V, int MODE>
 void launch_kernel(const tiled_record& r, cudaStream_t stream) {
   static std::once_flag attribute_set;
@@ -381,22 +370,7 @@ void launch_kernel(const tiled_record& r, cudaStream_t stream) {
     TNRT_CUDA(cudaFuncSetAttribute(tiled_kernel<T, K_MAX, V, MODE>, cudaFuncAttributeMaxDynamicSharedMemorySize, max_dynamic_shared));
   });
   const std::size_t smem = r.shared_bytes(sizeof(T));
-  // Blocks per multiprocessor, by shared-memory size: the occupancy query costs host time on every
-  // eager launch otherwise.
-  static std::mutex occupancy_mutex;
-  static std::vector<std::pair<std::size_t, int>> occupancy;
-  int per_sm = -1;
-  {
-    const std::lock_guard<std::mutex> lock(occupancy_mutex);
-    for (const auto& [bytes, blocks] : occupancy)
-      if (bytes == smem) per_sm = blocks;
-  }
-  if (per_sm < 0) {
-    TNRT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tiled_kernel<T, K_MAX, V, MODE>, threads, smem));
-    const std::lock_guard<std::mutex> lock(occupancy_mutex);
-    occupancy.emplace_back(smem, per_sm);
-  }
-  const long long resident = static_cast<long long>(std::max(per_sm, 1)) * multiprocessors();
+  const long long resident = resident_blocks(reinterpret_cast<const void*>(tiled_kernel<T, K_MAX, V, MODE>), threads, smem);
   const long long groups = (r.tile_count + r.group - 1) / r.group;
   const auto grid = static_cast<unsigned>(std::min<long long>(groups, resident));
   tiled_kernel<T, K_MAX, V, MODE><<<grid, threads, smem, stream>>>(r);

@@ -49,6 +49,9 @@ double magnitude(T x) {
 
 struct run_counts {
   int chains = 0, chained_steps = 0, tiled_chains = 0, pow2 = 0, general = 0;
+  int split_rows = 0;     // steps whose rows span several groups of chain_threads (split)
+  int split_lists = 0;    // records whose load list spans several groups (lists_split)
+  int past_groups = 0;    // records with lists_split and entries past chain_max_hi groups
 };
 
 // Every operand of p evaluated one step at a time at the plan's strides, then every chain
@@ -106,6 +109,10 @@ void check_problem(const problem& p, layout_policy layout, const chain_limits& l
     counts.chained_steps += static_cast<int>(c.steps.size());
     if (c.rec.tile_count > 1) ++counts.tiled_chains;
     (c.rec.pow2 != 0 && c.rec.step[0].r_pow2 != 0 ? counts.pow2 : counts.general) += 1;
+    for (int i = 0; i < c.rec.steps; ++i)
+      if (c.rec.step[i].split != 0 && c.rec.step[i].rows > chain_threads) ++counts.split_rows;
+    if (c.rec.lists_split != 0 && c.rec.load_count > chain_threads) ++counts.split_lists;
+    if (c.rec.lists_split != 0 && c.rec.load_count > (chain_max_hi << chain_thread_bits)) ++counts.past_groups;
   }
   for (int x : in_chain) EXPECT_LE(x, 1) << "a step in two chains";
 }
@@ -133,6 +140,29 @@ TEST(Chain, MatchesStepsOneByOneExactly) {
   EXPECT_GT(counts.chained_steps, 3 * counts.chains / 2);
   EXPECT_GT(counts.pow2, 50) << "chains decoded with shifts";
   EXPECT_GT(counts.general, 50) << "chains decoded with divisions";
+}
+
+// States of 2^12 to 2^15 elements, every extent a power of two: rows and lists in several groups of
+// chain_threads (decoded as a thread's place in its group plus the group's offsets), and slabs of
+// more entries than the record's groups hold.
+TEST(Chain, MatchesStepsOneByOneInGroupsOfThreads) {
+  std::mt19937 rng(5);
+  run_counts counts;
+  chaintest::chain_shape shape;
+  shape.min_labels = 12;
+  shape.max_labels = 14;
+  shape.grow_until = 40000;
+  shape.shrink_after = 4000;
+  shape.odd_extent = 4;
+  for (int trial = 0; trial < 6; ++trial) {
+    const problem p = random_chain(rng, std::uniform_int_distribution<int>(2, 10)(rng), shape);
+    for (layout_policy layout : all_layouts)
+      for (std::int64_t slab : {16384, 65536}) check_problem<double>(p, layout, test_limits(slab), rng, true, 0, counts);
+  }
+  EXPECT_GT(counts.chains, 30);
+  EXPECT_GT(counts.split_rows, 50) << "rows in several groups, decoded as the thread's place plus the group's";
+  EXPECT_GT(counts.split_lists, 20) << "load and store lists in several groups";
+  EXPECT_GT(counts.past_groups, 5) << "entries past the groups the record holds";
 }
 
 TEST(Chain, MatchesStepsOneByOneInEveryType) {
@@ -172,6 +202,27 @@ TEST(Chain, RefusesWhatItCannotRun) {
   chain_limits narrow = limits;
   narrow.slab_bytes = 8;
   EXPECT_TRUE(plan_chains(p, sp.strides, eligible, 8, narrow).empty());
+}
+
+// Two one-label gates on a state of 2 x 2^15 x extent elements (nothing is allocated).
+problem two_gates_on(std::int64_t extent) {
+  problem p;
+  p.net.extents = {2, 1 << 15, extent, 2, 2};
+  p.net.label_names = {"a", "b", "c", "a2", "a3"};
+  p.net.inputs = {{0, 1, 2}, {3, 0}, {4, 3}};
+  p.tree.steps = {step{0, 1, {3, 1, 2}}, step{3, 2, {4, 1, 2}}};
+  p.net.output = p.tree.steps.back().out;
+  return p;
+}
+
+TEST(Chain, RefusesOperandsOf2To31Elements) {
+  // The kernel's offsets are 32-bit: a state of 2^30 elements chains, one of 2^31 does not.
+  for (const std::int64_t extent : {std::int64_t{1} << 14, std::int64_t{1} << 15}) {
+    const problem p = two_gates_on(extent);
+    const step_plan sp = plan_steps(p, options{});
+    const std::vector<std::uint8_t> eligible(p.tree.steps.size(), 1);
+    EXPECT_EQ(plan_chains(p, sp.strides, eligible, 4).size(), extent < (1 << 15) ? 1U : 0U) << "state of " << 2 * (1 << 15) * extent << " elements";
+  }
 }
 
 }  // namespace
