@@ -50,14 +50,15 @@ compiled_program::compiled_program(engine& eng, const problem& p, std::size_t re
   // cuBLAS gets its recommended workspace on the GEMM steps it is timed on, unless those
   // workspaces alone would push the program over its memory limit (then each gets the cuTENSOR
   // plan's, as before).
+  // Over the memory limit, the chains go first: a chain's first operand and small tensors live until
+  // its last step (where the chain kernel runs), so without them the program runs step by step.
+  // Then cuBLAS's workspaces.
   layout lay = plan_buffers(p, choices, true);
-  if (gemm_workspaces_ > 0 && !fits(reserve_bytes, limit_bytes)) lay = plan_buffers(p, choices, false);
-  // A chain's first operand and small tensors live until its last step (where the chain kernel
-  // runs); when that outgrows the limit, the program runs step by step.
   if (!chains_.empty() && !fits(reserve_bytes, limit_bytes)) {
     chains_.clear();
-    lay = plan_buffers(p, choices, false);
+    lay = plan_buffers(p, choices, true);
   }
+  if (gemm_workspaces_ > 0 && !fits(reserve_bytes, limit_bytes)) lay = plan_buffers(p, choices, false);
   admit(reserve_bytes, limit_bytes);
   allocate();
   build_ops(p, choices, lay);
@@ -87,6 +88,18 @@ grid_step_limits grid_limits_of(const options& o) {
   l.max_madds = o.grid_step_max_madds;
   l.max_sum = o.grid_step_max_sum;
   return l;
+}
+
+// The fastest of four runs of `enqueue` after one warm-up run (which loads modules and warms caches):
+// how compile time times one step, or one chain against its steps.
+template <class F>
+float fastest_run(step_timer& timer, cudaStream_t st, F&& enqueue) {
+  float best = 1e30F;
+  for (int rep = 0; rep < 5; ++rep) {
+    const float t = timer.ms(st, enqueue, rep == 0);
+    if (rep > 0) best = std::min(best, t);
+  }
+  return best;
 }
 
 // Five replays after two warm-ups: their median, fastest and slowest (core/replay_choice.hpp).
@@ -984,14 +997,7 @@ void compiled_program::build_in_place(std::span<const void* const> srcs) {
 void compiled_program::choose_kernels_by_timing(const problem& p, const step_choices& c, std::size_t reserve_bytes, std::size_t limit_bytes) {
   step_timer timer(opt_.step_timing == timing_method::device);
   cudaStream_t st = eng_->stream();
-  auto time_op = [&](const op& o) {
-    float best = 1e30F;
-    for (int rep = 0; rep < 5; ++rep) {  // the first run warms caches and loads the module
-      const float t = timer.ms(st, [&] { enqueue_op(o, st); }, rep == 0);
-      if (rep > 0) best = std::min(best, t);
-    }
-    return best;
-  };
+  auto time_op = [&](const op& o) { return fastest_run(timer, st, [&] { enqueue_op(o, st); }); };
   const bool time_algos = opt_.library_algos == kernel_choice::automatic;
   // Times cuTENSOR's plan of `algo` (its `rank`-th kernel by cuTENSOR's ranking) for op o where the
   // step's workspace holds it; it becomes `keep`, and its time `best`, when at least 3% faster than
@@ -1370,20 +1376,30 @@ int compiled_program::chain_steps() const noexcept {
   return n;
 }
 
-// The chain's operands as its member ops hold them now (an in-place graph moves the ops' inputs).
-void compiled_program::enqueue_chain(const op& o, cudaStream_t stream) const {
+// The chain's operands as its member ops hold them now (an in-place graph moves the ops' inputs):
+// X_0 is the first member's large operand, S_i member i's small one, X_m the last member's result.
+compiled_program::chain_operands compiled_program::operands_of_chain(const op& o) const {
   const auto c = static_cast<std::size_t>(o.chain);
   const chain_plan& ch = chains_[c];
   const std::vector<int>& members = chain_ops_[c];
-  chain_pointers cp;
+  chain_operands x;
   const op& first = ops_[static_cast<std::size_t>(members.front())];
-  cp.x0 = ch.small_is_lhs[0] != 0 ? first.b : first.a;
+  x.x0 = ch.small_is_lhs[0] != 0 ? operand_span{first.b, first.b_bytes} : operand_span{first.a, first.a_bytes};
   for (std::size_t i = 0; i < members.size(); ++i) {
     const op& m = ops_[static_cast<std::size_t>(members[i])];
-    cp.small[i] = ch.small_is_lhs[i] != 0 ? m.a : m.b;
+    x.small.push_back(ch.small_is_lhs[i] != 0 ? operand_span{m.a, m.a_bytes} : operand_span{m.b, m.b_bytes});
   }
+  x.xm = {o.d, o.d_bytes};
+  return x;
+}
+
+void compiled_program::enqueue_chain(const op& o, cudaStream_t stream) const {
+  const chain_operands x = operands_of_chain(o);
+  chain_pointers cp;
+  cp.x0 = x.x0.ptr;
+  for (std::size_t i = 0; i < x.small.size(); ++i) cp.small[i] = x.small[i].ptr;
   cp.xm = o.d;
-  launch_chain(type_, ch.rec, cp, stream);
+  launch_chain(type_, chains_[static_cast<std::size_t>(o.chain)].rec, cp, stream);
 }
 
 void compiled_program::choose_chains() {
@@ -1391,26 +1407,18 @@ void compiled_program::choose_chains() {
   const bool always = opt_.chain_steps == kernel_choice::always;
   step_timer timer(opt_.step_timing == timing_method::device);
   cudaStream_t st = eng_->stream();
-  const auto time_of = [&](const std::function<void()>& enqueue) {
-    float best = 1e30F;
-    for (int rep = 0; rep < 5; ++rep) {  // the first run warms caches and loads the module
-      const float t = timer.ms(st, enqueue, rep == 0);
-      if (rep > 0) best = std::min(best, t);
-    }
-    return best;
-  };
   for (std::size_t c = 0; c < chains_.size(); ++c) {
     const std::vector<int>& members = chain_ops_[c];
     op& last = ops_[static_cast<std::size_t>(members.back())];
     bool keep = always;
     if (!always) {
-      const float steps_ms = time_of([&] {
+      const float steps_ms = fastest_run(timer, st, [&] {
         for (int j : members) enqueue_op(ops_[static_cast<std::size_t>(j)], st);
       });
       last.use_chain = true;
       float chain_ms = 1e30F;
       try {
-        chain_ms = time_of([&] { enqueue_op(last, st); });
+        chain_ms = fastest_run(timer, st, [&] { enqueue_op(last, st); });
       } catch (const error&) {
         (void)cudaGetLastError();  // the launch failed: the steps stay
       }
@@ -1442,16 +1450,10 @@ compiled_program::lane_capture compiled_program::plan_lanes() {
       return byte_range{b, ptr == nullptr ? b : b + bytes};
     };
     if (o.use_chain) {  // reads X_0 and every small tensor, writes X_m
-      const auto c = static_cast<std::size_t>(o.chain);
-      const std::vector<int>& members = chain_ops_[c];
-      const chain_plan& ch = chains_[c];
-      const op& first = ops_[static_cast<std::size_t>(members.front())];
-      x.reads = {ch.small_is_lhs[0] != 0 ? range(first.b, first.b_bytes) : range(first.a, first.a_bytes)};
-      for (std::size_t m = 0; m < members.size(); ++m) {
-        const op& mo = ops_[static_cast<std::size_t>(members[m])];
-        x.reads.push_back(ch.small_is_lhs[m] != 0 ? range(mo.a, mo.a_bytes) : range(mo.b, mo.b_bytes));
-      }
-      x.writes = {range(o.d, o.d_bytes)};
+      const chain_operands ch = operands_of_chain(o);
+      x.reads = {range(ch.x0.ptr, ch.x0.bytes)};
+      for (const operand_span& sm : ch.small) x.reads.push_back(range(sm.ptr, sm.bytes));
+      x.writes = {range(ch.xm.ptr, ch.xm.bytes)};
       continue;
     }
     x.reads = {range(o.a, o.a_bytes), range(o.b, o.b_bytes)};

@@ -361,6 +361,16 @@ class compiled_program {
   /// Each chain timed as one launch of the chain kernel against its steps as they run, kept when 3%
   /// faster (`always`: kept untimed). Compile time only: it synchronizes.
   void choose_chains();
+  struct operand_span {
+    const void* ptr = nullptr;
+    std::size_t bytes = 0;
+  };
+  struct chain_operands {
+    operand_span x0, xm;
+    std::vector<operand_span> small;  // S_i, in the chain's order
+  };
+  /// The operands of the chain whose last op is `o`, as its member ops hold them now.
+  [[nodiscard]] chain_operands operands_of_chain(const op& o) const;
   void enqueue_chain(const op& o, cudaStream_t stream) const;
   void point_copies(op& o, void* base) const;
 
