@@ -324,6 +324,29 @@ host_tensor run_program(engine& eng, cuda::compiled_program& prog, const problem
   return gputest::download(eng, prog.result(), p.type, p.net.shape_of(p.net.output));
 }
 
+// Runs `prog` through launch_io `runs` times on buffers of the test's own (the second launch on the
+// same buffers builds the in-place graph): run r uploads inputs(r) and compares the result with
+// want(r) within `tol`.
+template <class Inputs, class Want>
+void check_launch_io(engine& eng, cuda::compiled_program& prog, const problem& p, int runs, double tol, Inputs&& inputs, Want&& want,
+                     const std::string& what) {
+  const std::size_t n = p.net.inputs.size();
+  std::vector<std::unique_ptr<gputest::device_buffer>> bufs;
+  std::vector<const void*> srcs;
+  for (std::size_t i = 0; i < n; ++i) {
+    bufs.push_back(std::make_unique<gputest::device_buffer>(prog.input_bytes(i)));
+    srcs.push_back(bufs.back()->ptr);
+  }
+  gputest::device_buffer out(prog.result_bytes());
+  for (int run = 0; run < runs; ++run) {
+    const std::vector<host_tensor>& x = inputs(run);
+    for (std::size_t i = 0; i < n; ++i) gputest::upload_bytes(eng, bufs[i]->ptr, x[i].data(), x[i].bytes());
+    prog.launch_io(srcs, out.ptr, eng.stream());
+    const host_tensor via_io = gputest::download(eng, out.ptr, p.type, p.net.shape_of(p.net.output));
+    EXPECT_LE(gputest::rel_error(via_io, want(run, x)), tol) << what << " launch_io run " << run << " in-place runs " << prog.in_place_runs();
+  }
+}
+
 host_tensor run_compiled(engine& eng, const problem& p, const std::vector<host_tensor>& in, bool* used_graph = nullptr) {
   cuda::compiled_program prog(eng, p);
   if (used_graph != nullptr) *used_graph = prog.uses_graph();
@@ -1401,7 +1424,6 @@ TEST_F(Differential, CompiledGemmCheckTakesStepsBack) {
 // program's own inputs) and still reads what is at the caller's pointers. Under `never` no step is
 // in a run.
 TEST_F(Differential, CompiledGridRunsMatchCpu) {
-  using dev = gputest::device_buffer;
   int grid_steps = 0, grid_runs = 0, in_place = 0;
   for (const kernel_choice check : {kernel_choice::always, kernel_choice::never}) {
     cuda::options opt;
@@ -1435,23 +1457,15 @@ TEST_F(Differential, CompiledGridRunsMatchCpu) {
         const host_tensor got = run_program(eng, *prog, p, in);
         EXPECT_LE(gputest::rel_error(got, cpu::contract(p, in)), tol) << p.source << " " << name_of(t) << " grid steps " << prog->grid_steps();
         if (!prog->has_io_graph()) continue;
-        // Through launch_io: the second launch on the same buffers builds the in-place graph.
-        const std::size_t n = p.net.inputs.size();
-        std::vector<std::unique_ptr<dev>> bufs;
-        std::vector<const void*> srcs;
-        for (std::size_t i = 0; i < n; ++i) {
-          bufs.push_back(std::make_unique<dev>(prog->input_bytes(i)));
-          srcs.push_back(bufs.back()->ptr);
-        }
-        dev out(prog->result_bytes());
-        for (int run = 0; run < 3; ++run) {
-          const std::vector<host_tensor> fresh = gputest::random_inputs(p, used + 17 * static_cast<std::uint64_t>(run + 1), 0.25, 1.25);
-          for (std::size_t i = 0; i < n; ++i) gputest::upload_bytes(eng, bufs[i]->ptr, fresh[i].data(), fresh[i].bytes());
-          prog->launch_io(srcs, out.ptr, eng.stream());
-          const host_tensor via_io = gputest::download(eng, out.ptr, t, p.net.shape_of(p.net.output));
-          EXPECT_LE(gputest::rel_error(via_io, cpu::contract(p, fresh)), tol)
-              << p.source << " " << name_of(t) << " launch_io run " << run << " in-place runs " << prog->in_place_runs();
-        }
+        // Through launch_io, fresh inputs each run.
+        std::vector<host_tensor> fresh;
+        check_launch_io(
+            eng, *prog, p, 3, tol,
+            [&](int run) -> const std::vector<host_tensor>& {
+              fresh = gputest::random_inputs(p, used + 17 * static_cast<std::uint64_t>(run + 1), 0.25, 1.25);
+              return fresh;
+            },
+            [&](int, const std::vector<host_tensor>& x) { return cpu::contract(p, x); }, p.source + " " + std::string(name_of(t)));
         if (prog->in_place_runs() > 0 && prog->grid_steps() > 0) ++in_place;
       }
     }
@@ -1472,7 +1486,6 @@ TEST_F(Differential, CompiledGridRunsMatchCpu) {
 // launch_io (whose in-place graph moves the chain's inputs to the caller's pointers). Under `never`
 // no chain runs.
 TEST_F(Differential, CompiledChainsMatchCpu) {
-  using dev = gputest::device_buffer;
   chaintest::chain_shape shape;
   shape.min_labels = 16;
   shape.max_labels = 17;
@@ -1543,20 +1556,9 @@ TEST_F(Differential, CompiledChainsMatchCpu) {
             EXPECT_LE(gputest::rel_error(got, want), tol)
                 << p.source << " " << name_of(t) << " " << name_of(lay) << (graph ? " graph" : " stream") << " chains " << prog->chains_chosen();
             if (!prog->has_io_graph() || suite) continue;
-            const std::size_t n = p.net.inputs.size();
-            std::vector<std::unique_ptr<dev>> bufs;
-            std::vector<const void*> srcs;
-            for (std::size_t j = 0; j < n; ++j) {
-              bufs.push_back(std::make_unique<dev>(prog->input_bytes(j)));
-              srcs.push_back(bufs.back()->ptr);
-              gputest::upload_bytes(eng, bufs[j]->ptr, in[j].data(), in[j].bytes());
-            }
-            dev out(prog->result_bytes());
-            for (int run = 0; run < 2; ++run) {
-              prog->launch_io(srcs, out.ptr, eng.stream());
-              const host_tensor via_io = gputest::download(eng, out.ptr, t, p.net.shape_of(p.net.output));
-              EXPECT_LE(gputest::rel_error(via_io, want), tol) << p.source << " " << name_of(t) << " launch_io run " << run;
-            }
+            check_launch_io(
+                eng, *prog, p, 2, tol, [&](int) -> const std::vector<host_tensor>& { return in; },
+                [&](int, const std::vector<host_tensor>&) -> const host_tensor& { return want; }, p.source + " " + std::string(name_of(t)));
             if (prog->in_place_runs() > 0 && prog->chains_chosen() > 0) ++in_place;
           }
         }
