@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <complex>
+#include <initializer_list>
 #include <optional>
 
 #include "core/chain_index.hpp"
@@ -70,6 +71,22 @@ void split_at_bit(mode_list& ml, int bit) {
     }
     p += s;
   }
+}
+
+// Splits every list at `bit` (split_at_bit) when every extent of every list is a power of two and
+// each split list still fits chain_max_modes entries; false, and the lists unchanged, otherwise.
+bool split_lists_at_bit(std::initializer_list<mode_list*> lists, int bit) {
+  std::int32_t probe[chain_max_modes] = {};
+  std::vector<mode_list> split;
+  for (const mode_list* ml : lists) {
+    if (ml->size() > static_cast<std::size_t>(chain_max_modes) || !shifts_of(ml->extent, probe)) return false;
+    split.push_back(*ml);
+    split_at_bit(split.back(), bit);
+    if (split.back().size() > static_cast<std::size_t>(chain_max_modes)) return false;
+  }
+  std::size_t i = 0;
+  for (mode_list* ml : lists) *ml = std::move(split[i++]);
+  return true;
 }
 
 template <class Out>
@@ -230,27 +247,18 @@ struct chain_builder {
       s.n_count = static_cast<std::int32_t>(n_count);
       s.n_pad = static_cast<std::int32_t>((n_count + r.vec - 1) / r.vec * r.vec);
       s.batch = static_cast<std::int32_t>(batch);
+      // Rows in groups of chain_threads: a thread decodes its place in the group once a step.
+      const bool split = rows_count <= static_cast<std::int64_t>(chain_max_hi) << chain_thread_bits && split_lists_at_bit({&rl}, chain_thread_bits);
       s.n_r = static_cast<std::int32_t>(rl.size());
       copy_column(rl.extent, s.r_extent);
       copy_column(rl.cols[0], s.r_in);
       copy_column(rl.cols[1], s.r_out);
       copy_column(rl.cols[2], s.r_b);
       s.r_pow2 = shifts_of(rl.extent, s.r_shift) ? 1 : 0;
-      // Rows in groups of chain_threads: a thread decodes its place in the group once a step.
-      if (s.r_pow2 != 0 && rows_count <= static_cast<std::int64_t>(chain_max_hi) << chain_thread_bits) {
-        mode_list split(rl);
-        split_at_bit(split, chain_thread_bits);
-        if (split.size() <= static_cast<std::size_t>(chain_max_modes)) {
-          s.n_r = static_cast<std::int32_t>(split.size());
-          copy_column(split.extent, s.r_extent);
-          copy_column(split.cols[0], s.r_in);
-          copy_column(split.cols[1], s.r_out);
-          copy_column(split.cols[2], s.r_b);
-          (void)shifts_of(split.extent, s.r_shift);
-          s.split = 1;
-          for (std::int32_t j = 0; (static_cast<std::int64_t>(j) << chain_thread_bits) < rows_count; ++j)
-            chain_index::row_offsets(s, j << chain_thread_bits, s.hi_in[j], s.hi_out[j], s.hi_b[j]);
-        }
+      if (split) {
+        s.split = 1;
+        for (std::int32_t j = 0; (static_cast<std::int64_t>(j) << chain_thread_bits) < rows_count; ++j)
+          chain_index::row_offsets(s, j << chain_thread_bits, s.hi_in[j], s.hi_out[j], s.hi_b[j]);
       }
       s.n_b = static_cast<std::int32_t>(bl.size());
       copy_column(bl.extent, s.b_extent);
@@ -294,19 +302,7 @@ struct chain_builder {
       if (ml->size() > static_cast<std::size_t>(chain_max_modes)) return std::nullopt;
     // With every extent a power of two, both lists split at bit chain_thread_bits: a thread decodes
     // its place in a group of chain_threads entries once (chain_index::load_entry_split).
-    std::int32_t shift_probe[chain_max_modes] = {};
-    const bool pow2 = shifts_of(load.extent, shift_probe) && shifts_of(store.extent, shift_probe);
-    bool lists_split = false;
-    if (pow2) {
-      mode_list load_split(load), store_split(store);
-      split_at_bit(load_split, chain_thread_bits);
-      split_at_bit(store_split, chain_thread_bits);
-      if (load_split.size() <= static_cast<std::size_t>(chain_max_modes) && store_split.size() <= static_cast<std::size_t>(chain_max_modes)) {
-        load = std::move(load_split);
-        store = std::move(store_split);
-        lists_split = true;
-      }
-    }
+    const bool lists_split = split_lists_at_bit({&load, &store}, chain_thread_bits);
     r.load_count = static_cast<std::int32_t>(slab[0]);
     r.n_load = static_cast<std::int32_t>(load.size());
     copy_column(load.extent, r.load_extent);

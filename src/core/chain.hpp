@@ -28,12 +28,12 @@
 
 namespace tnrt {
 
-inline constexpr int chain_threads = 256;   // threads per block
+inline constexpr int chain_thread_bits = 8;  // log2(chain_threads): rows and lists split there (chain_step_record::split)
+inline constexpr int chain_threads = 1 << chain_thread_bits;  // threads per block
 inline constexpr int chain_max_steps = 8;   // steps of one chain
 inline constexpr int chain_max_modes = 16;  // entries of one mode list, after merging
 inline constexpr int chain_max_k = 64;      // combinations a step sums
 inline constexpr int chain_max_n = 64;      // combinations of the labels a step's small tensor brings
-inline constexpr int chain_thread_bits = 8;  // log2(chain_threads): rows split there (chain_step_record::split)
 inline constexpr int chain_max_hi = 16;      // row groups of chain_threads a split step holds
 inline constexpr int chain_prefetch_bytes = 16 * 1024;  // a slab the kernel's registers hold a tile ahead
 

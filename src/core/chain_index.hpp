@@ -50,28 +50,27 @@ TNRT_HOST_DEVICE inline void store_entry(const chain_record& r, std::int32_t e, 
   }
 }
 
-/// Entry e of the load (or store) list as the kernel finds it: with lists_split, a group's offsets
-/// (j = e >> chain_thread_bits below chain_max_hi) plus those of the entry's place in its group,
-/// `lo_g` and `lo_slot` (load_entry of e & (chain_threads - 1)), which a thread decodes once.
+/// Entry e of a list split in groups (lists_split): group j = e >> chain_thread_bits's offsets `hi_g`,
+/// `hi_slot` plus those of the entry's place in its group, `lo_g` and `lo_slot`, which a thread decodes
+/// once. false for an entry past the record's chain_max_hi groups, or a list not split.
+TNRT_HOST_DEVICE inline bool group_entry(const chain_record& r, const std::int32_t* hi_g, const std::int32_t* hi_slot, std::int32_t e,
+                                         std::int32_t lo_g, std::int32_t lo_slot, std::int32_t& g, std::int32_t& slot) {
+  const std::int32_t j = e >> chain_thread_bits;
+  if (r.lists_split == 0 || j >= chain_max_hi) return false;
+  g = lo_g + hi_g[j];
+  slot = lo_slot + hi_slot[j];
+  return true;
+}
+
+/// Entry e of the load (or store) list as the kernel finds it: group_entry where it applies, else
+/// load_entry (store_entry). `lo_g` and `lo_slot`: load_entry (store_entry) of e & (chain_threads - 1).
 TNRT_HOST_DEVICE inline void load_entry_split(const chain_record& r, std::int32_t e, std::int32_t lo_g, std::int32_t lo_slot, std::int32_t& g,
                                               std::int32_t& slot) {
-  const std::int32_t j = e >> chain_thread_bits;
-  if (r.lists_split != 0 && j < chain_max_hi) {
-    g = lo_g + r.load_hi_g[j];
-    slot = lo_slot + r.load_hi_slot[j];
-    return;
-  }
-  load_entry(r, e, g, slot);
+  if (!group_entry(r, r.load_hi_g, r.load_hi_slot, e, lo_g, lo_slot, g, slot)) load_entry(r, e, g, slot);
 }
 TNRT_HOST_DEVICE inline void store_entry_split(const chain_record& r, std::int32_t e, std::int32_t lo_g, std::int32_t lo_slot, std::int32_t& g,
                                                std::int32_t& slot) {
-  const std::int32_t j = e >> chain_thread_bits;
-  if (r.lists_split != 0 && j < chain_max_hi) {
-    g = lo_g + r.store_hi_g[j];
-    slot = lo_slot + r.store_hi_slot[j];
-    return;
-  }
-  store_entry(r, e, g, slot);
+  if (!group_entry(r, r.store_hi_g, r.store_hi_slot, e, lo_g, lo_slot, g, slot)) store_entry(r, e, g, slot);
 }
 
 /// Tile t's first element in X_0 and in X_m.

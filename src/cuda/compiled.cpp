@@ -1387,8 +1387,9 @@ compiled_program::chain_operands compiled_program::operands_of_chain(const op& o
   x.x0 = ch.small_is_lhs[0] != 0 ? operand_span{first.b, first.b_bytes} : operand_span{first.a, first.a_bytes};
   for (std::size_t i = 0; i < members.size(); ++i) {
     const op& m = ops_[static_cast<std::size_t>(members[i])];
-    x.small.push_back(ch.small_is_lhs[i] != 0 ? operand_span{m.a, m.a_bytes} : operand_span{m.b, m.b_bytes});
+    x.small[i] = ch.small_is_lhs[i] != 0 ? operand_span{m.a, m.a_bytes} : operand_span{m.b, m.b_bytes};
   }
+  x.count = members.size();
   x.xm = {o.d, o.d_bytes};
   return x;
 }
@@ -1397,7 +1398,7 @@ void compiled_program::enqueue_chain(const op& o, cudaStream_t stream) const {
   const chain_operands x = operands_of_chain(o);
   chain_pointers cp;
   cp.x0 = x.x0.ptr;
-  for (std::size_t i = 0; i < x.small.size(); ++i) cp.small[i] = x.small[i].ptr;
+  for (std::size_t i = 0; i < x.count; ++i) cp.small[i] = x.small[i].ptr;
   cp.xm = o.d;
   launch_chain(type_, chains_[static_cast<std::size_t>(o.chain)].rec, cp, stream);
 }
@@ -1452,7 +1453,7 @@ compiled_program::lane_capture compiled_program::plan_lanes() {
     if (o.use_chain) {  // reads X_0 and every small tensor, writes X_m
       const chain_operands ch = operands_of_chain(o);
       x.reads = {range(ch.x0.ptr, ch.x0.bytes)};
-      for (const operand_span& sm : ch.small) x.reads.push_back(range(sm.ptr, sm.bytes));
+      for (std::size_t j = 0; j < ch.count; ++j) x.reads.push_back(range(ch.small[j].ptr, ch.small[j].bytes));
       x.writes = {range(ch.xm.ptr, ch.xm.bytes)};
       continue;
     }

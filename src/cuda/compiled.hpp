@@ -365,9 +365,10 @@ class compiled_program {
     const void* ptr = nullptr;
     std::size_t bytes = 0;
   };
-  struct chain_operands {
+  struct chain_operands {  // fixed-size: enqueue_chain runs on every launch outside a graph
     operand_span x0, xm;
-    std::vector<operand_span> small;  // S_i, in the chain's order
+    operand_span small[chain_max_steps];  // S_i, in the chain's order
+    std::size_t count = 0;                // steps (entries of small)
   };
   /// The operands of the chain whose last op is `o`, as its member ops hold them now.
   [[nodiscard]] chain_operands operands_of_chain(const op& o) const;

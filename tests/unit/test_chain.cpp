@@ -148,12 +148,7 @@ TEST(Chain, MatchesStepsOneByOneExactly) {
 TEST(Chain, MatchesStepsOneByOneInGroupsOfThreads) {
   std::mt19937 rng(5);
   run_counts counts;
-  chaintest::chain_shape shape;
-  shape.min_labels = 12;
-  shape.max_labels = 14;
-  shape.grow_until = 40000;
-  shape.shrink_after = 4000;
-  shape.odd_extent = 4;
+  const chaintest::chain_shape shape{.min_labels = 12, .max_labels = 14, .grow_until = 40000, .shrink_after = 4000, .odd_extent = 4};
   for (int trial = 0; trial < 6; ++trial) {
     const problem p = random_chain(rng, std::uniform_int_distribution<int>(2, 10)(rng), shape);
     for (layout_policy layout : all_layouts)
