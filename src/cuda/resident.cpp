@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <mutex>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
@@ -11,52 +13,55 @@
 namespace tnrt::cuda {
 namespace {
 
-struct occupancy_entry {
-  const void* kernel;
-  int threads;
-  std::size_t shared_bytes;
-  int device;
-  int blocks;
-};
-
 int current_device() {
   int dev = 0;
   TNRT_CUDA(cudaGetDevice(&dev));
   return dev;
 }
 
+/// Answers kept by key: a linear list under a mutex (a handful of kernels and devices). The
+/// answer is computed outside the lock; two threads asking at once may both compute it, which is
+/// harmless because the query has one answer.
+template <class Key>
+class answer_cache {
+ public:
+  template <class Compute>
+  int find_or_compute(const Key& key, Compute&& compute) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      for (const auto& [k, v] : known_)
+        if (k == key) return v;
+    }
+    const int value = compute();
+    const std::lock_guard<std::mutex> lock(mutex_);
+    known_.emplace_back(key, value);
+    return value;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<Key, int>> known_;
+};
+
 }  // namespace
 
 int multiprocessors() {
-  static std::mutex mutex;
-  static std::vector<std::pair<int, int>> known;  // device, multiprocessors
+  static answer_cache<int> cache;  // by device
   const int dev = current_device();
-  {
-    const std::lock_guard<std::mutex> lock(mutex);
-    for (const auto& [d, n] : known)
-      if (d == dev) return n;
-  }
-  int n = 0;
-  TNRT_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-  const std::lock_guard<std::mutex> lock(mutex);
-  known.emplace_back(dev, n);
-  return n;
+  return cache.find_or_compute(dev, [dev] {
+    int n = 0;
+    TNRT_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    return n;
+  });
 }
 
 int blocks_per_multiprocessor(const void* kernel, int threads, std::size_t shared_bytes) {
-  static std::mutex mutex;
-  static std::vector<occupancy_entry> known;
-  const int dev = current_device();
-  {
-    const std::lock_guard<std::mutex> lock(mutex);
-    for (const occupancy_entry& e : known)
-      if (e.kernel == kernel && e.threads == threads && e.shared_bytes == shared_bytes && e.device == dev) return e.blocks;
-  }
-  int blocks = 0;
-  TNRT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, shared_bytes));
-  const std::lock_guard<std::mutex> lock(mutex);
-  known.push_back({kernel, threads, shared_bytes, dev, blocks});
-  return blocks;
+  static answer_cache<std::tuple<const void*, int, std::size_t, int>> cache;  // kernel, shape, device
+  return cache.find_or_compute(std::tuple{kernel, threads, shared_bytes, current_device()}, [&] {
+    int blocks = 0;
+    TNRT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, shared_bytes));
+    return blocks;
+  });
 }
 
 long long resident_blocks(const void* kernel, int threads, std::size_t shared_bytes) {
