@@ -27,66 +27,6 @@ struct alignas(16) coef_vec {
   T e[V];
 };
 
-// A row's offsets where the step is not split: out of line, so the unrolled steps stay small, and
-// returned by value, so they stay in registers.
-struct row_place {
-  std::int32_t in, out, b;
-};
-__device__ __noinline__ row_place row_offsets_general(const chain_step_record& s, std::int32_t row) {
-  row_place x{0, 0, 0};
-  chain_index::row_offsets(s, row, x.in, x.out, x.b);
-  return x;
-}
-
-// One step on the slab: a thread per row of kept labels, the row's summed values in registers, the
-// coefficients 16 bytes at a time from the step's table. The brought combinations up to
-// n_unrolled run unrolled (their output offsets constant-bank operands); more run in a loop.
-template <class T, int K_MAX, int V>
-__device__ __forceinline__ void run_step(const chain_step_record& s, const T* src, T* dst, const T* sd, int tid) {
-  constexpr int n_unrolled = 16;
-  std::int32_t lo_in = 0, lo_out = 0, lo_b = 0;
-  if (s.split != 0) chain_index::row_offsets(s, tid, lo_in, lo_out, lo_b);
-  for (std::int32_t row = tid; row < s.rows; row += chain_threads) {
-    std::int32_t in = 0, o = 0, b = 0;
-    if (s.split != 0) {
-      const std::int32_t j = row >> chain_thread_bits;
-      in = lo_in + s.hi_in[j];
-      o = lo_out + s.hi_out[j];
-      b = lo_b + s.hi_b[j];
-    } else {
-      const row_place x = row_offsets_general(s, row);
-      in = x.in;
-      o = x.out;
-      b = x.b;
-    }
-    T x[K_MAX];
-#pragma unroll
-    for (int k = 0; k < K_MAX; ++k)
-      if (k < s.k_count) x[k] = src[in + s.k_in[k]];
-    const T* table = sd + s.sd_offset + b * s.k_count * s.n_pad;
-    auto columns = [&](std::int32_t n0) {
-      T acc[V];
-#pragma unroll
-      for (int j = 0; j < V; ++j) acc[j] = T{};
-#pragma unroll
-      for (int k = 0; k < K_MAX; ++k) {
-        if (k < s.k_count) {
-          const coef_vec<T, V> c = *reinterpret_cast<const coef_vec<T, V>*>(table + k * s.n_pad + n0);
-#pragma unroll
-          for (int j = 0; j < V; ++j) multiply_add(acc[j], x[k], c.e[j]);
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < V; ++j)
-        if (n0 + j < s.n_count) dst[o + s.n_out[n0 + j]] = acc[j];
-    };
-#pragma unroll
-    for (int n0 = 0; n0 < n_unrolled; n0 += V)
-      if (n0 < s.n_count) columns(n0);
-    for (std::int32_t n0 = n_unrolled; n0 < s.n_count; n0 += V) columns(n0);
-  }
-}
-
 // One block takes one tile at a time: X_0's slab into shared memory in X_0's order, every step
 // from one slab buffer into the other (a thread per row of kept labels, the row's summed values in
 // registers, the coefficients 16 bytes at a time from the step's table), X_m's slab out in X_m's
@@ -158,14 +98,38 @@ __global__ void __launch_bounds__(chain_threads, 2) chain_kernel(const __grid_co
     }
     __syncthreads();
     if (t + grid < r.tile_count) fetch(t + grid);  // in flight during the steps
-    // Every step index a constant (the loop unrolled): the step's fields are constant-bank operands,
-    // not indexed constant loads in the rows' loop.
+    for (int i = 0; i < r.steps; ++i) {
+      const chain_step_record& s = r.step[i];
+      const T* src = (i & 1) != 0 ? buf1 : buf0;
+      T* dst = (i & 1) != 0 ? buf0 : buf1;
+      std::int32_t lo_in = 0, lo_out = 0, lo_b = 0;
+      if (s.split != 0) chain_index::row_offsets(s, tid, lo_in, lo_out, lo_b);
+      for (std::int32_t row = tid; row < s.rows; row += chain_threads) {
+        std::int32_t in = 0, o = 0, b = 0;
+        chain_index::row_offsets_split(s, row, lo_in, lo_out, lo_b, in, o, b);
+        T x[K_MAX];
 #pragma unroll
-    for (int i = 0; i < chain_max_steps; ++i) {
-      if (i < r.steps) {
-        run_step<T, K_MAX, V>(r.step[i], (i & 1) != 0 ? buf1 : buf0, (i & 1) != 0 ? buf0 : buf1, sd, tid);
-        __syncthreads();
+        for (int k = 0; k < K_MAX; ++k)
+          if (k < s.k_count) x[k] = src[in + s.k_in[k]];
+        const T* table = sd + s.sd_offset + b * s.k_count * s.n_pad;
+        for (std::int32_t n0 = 0; n0 < s.n_count; n0 += V) {
+          T acc[V];
+#pragma unroll
+          for (int j = 0; j < V; ++j) acc[j] = T{};
+#pragma unroll
+          for (int k = 0; k < K_MAX; ++k) {
+            if (k < s.k_count) {
+              const coef_vec<T, V> c = *reinterpret_cast<const coef_vec<T, V>*>(table + k * s.n_pad + n0);
+#pragma unroll
+              for (int j = 0; j < V; ++j) acc[j] += x[k] * c.e[j];
+            }
+          }
+#pragma unroll
+          for (int j = 0; j < V; ++j)
+            if (n0 + j < s.n_count) dst[o + s.n_out[n0 + j]] = acc[j];
+        }
       }
+      __syncthreads();
     }
     const T* last = (r.steps & 1) != 0 ? buf1 : buf0;
     T* to = xm + out_base;

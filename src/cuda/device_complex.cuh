@@ -24,17 +24,6 @@ struct device_complex {
   }
 };
 
-/// acc += x * y in fused multiply-adds: four for complex operands, where operator* and += take six.
-template <class R>
-__device__ __forceinline__ void multiply_add(device_complex<R>& acc, const device_complex<R>& x, const device_complex<R>& y) {
-  acc.re = fma(x.re, y.re, acc.re);
-  acc.re = fma(-x.im, y.im, acc.re);
-  acc.im = fma(x.re, y.im, acc.im);
-  acc.im = fma(x.im, y.re, acc.im);
-}
-__device__ __forceinline__ void multiply_add(float& acc, float x, float y) { acc = fmaf(x, y, acc); }
-__device__ __forceinline__ void multiply_add(double& acc, double x, double y) { acc = fma(x, y, acc); }
-
 /// Calls `f` with a tag whose `type` is the element type tnrt's kernels use for `t` (float, double,
 /// device_complex<float>, device_complex<double>): one dtype dispatch for every kernel launcher.
 template <class T>
