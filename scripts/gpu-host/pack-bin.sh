@@ -5,8 +5,9 @@
 # .gpu-bin/bin-tests-a.tar.xz and bin-tests-b.tar.xz (seven and six programs). Each test binary
 # links the CUDA kernels statically (about 43 MB each; the thirteen in one archive were 41 MB on
 # 2026-12-06, over what fits beside the 25 MB tree in a call's 64 MiB): carry each archive in a
-# call of its own, one in .gpu-bin each time; session.sh unpacks whichever it finds into the
-# same folder, which stays on the machine between calls. The binaries link OpenBLAS and cudart statically and
+# call of its own, one in .gpu-bin each time (or each in its own .gpu-bin-N folder, all carried
+# under those names); session.sh unpacks whichever it finds into the same folder, which stays on the
+# machine between calls, and its `tests` step runs the test programs that call carried. The binaries link OpenBLAS and cudart statically and
 # open cuTENSOR at run time, so they need nothing else there but the driver and libcutensor.so.2.
 # CUPTI (`tnrt contract --profile`, test_cuda_profiler) is opened at run time too, and a GPU host may
 # lack it: the bundle carries this machine's libcupti.so.13 (NVIDIA's file: never committed), and

@@ -4,7 +4,12 @@
 #   usage: bash scripts/gpu-host/session.sh STEP...   steps: env api tests final python cotengra gridsteps gridtune dotab ab fam fam-tnrt fam-peers1..3 fam-roof fam-tf32 fam-jax fam-miss tileddiag levels own nccl ref soak sanitize cupti ...
 set -uo pipefail
 out=${OUT:-/tmp/out}; mkdir -p "$out"
-bash .gpu-host/unpack.sh | tail -1
+# cuTENSOR's parts arrive in several calls (.gpu-host, .gpu-host-1, ... each with unpack.sh; parts
+# gather in /tmp/tnrt-stage and stay there while the machine is warm): whichever folders this call carried.
+unpack=$(ls .gpu-host/unpack.sh .gpu-host-*/unpack.sh 2>/dev/null | head -1)
+if [[ -n $unpack ]]; then bash "$unpack" .gpu-host .gpu-host-* | tail -1
+elif [[ -e /opt/tnrt-deps/lib/libcutensor.so.2 ]]; then echo "ready /opt/tnrt-deps/lib (staged by an earlier call)"
+else echo "cuTENSOR not staged: carry .gpu-host (or .gpu-host-N folders) with pack.sh's parts and unpack.sh"; fi
 export LD_LIBRARY_PATH=/opt/tnrt-deps/lib:${LD_LIBRARY_PATH:-}
 # cuBLAS (compiled programs time GEMM-shaped steps through it): the host's Python wheels hold it.
 if [[ -z ${TNRT_CUBLAS_PATH:-} ]]; then
@@ -14,9 +19,17 @@ if [[ -z ${TNRT_CUBLAS_PATH:-} ]]; then
 fi
 echo "cuBLAS: ${TNRT_CUBLAS_PATH:-none found}"
 bin=/tmp/tnrt-bin
-# Whichever archives this call carried (pack-bin.sh: bin-tools and bin-tests, one call each); what
-# earlier calls unpacked stays in $bin.
-for f in .gpu-bin/bin*.tar.xz; do [[ -f $f ]] && mkdir -p $bin && tar -xJf "$f" -C $bin; done
+# Whichever archives this call carried, in .gpu-bin or .gpu-bin-N folders (pack-bin.sh: bin-tools and
+# bin-tests-a/-b, which do not fit one call together); what earlier calls unpacked stays in $bin. The
+# test programs this call brought are the ones `tests` runs (all of $bin when it brought none).
+carried_tests=()
+for f in .gpu-bin/bin*.tar.xz .gpu-bin-*/bin*.tar.xz; do
+  [[ -f $f ]] || continue
+  mkdir -p $bin && tar -xJf "$f" -C $bin
+  mapfile -t -O ${#carried_tests[@]} carried_tests < <(tar -tJf "$f" | grep -E '^(\./)?test_cuda_' | sed 's|^\./||')
+done
+# A file that may come in .gpu-bin or in any .gpu-bin-N folder (py.tar.xz, old-tools.tar.xz).
+carried() { ls .gpu-bin/"$1" .gpu-bin-*/"$1" 2>/dev/null | head -1; }
 export TNRT_CUPTI_DIR=$bin  # pack-bin.sh bundles libcupti.so.13 there (--profile, test_cuda_profiler)
 export TNRT_SOURCE_DIR=$PWD PYTHONUNBUFFERED=1
 ref=data/tensornetwork_permutation_optimized.json
@@ -27,7 +40,7 @@ export EAGER_WARMUP=${EAGER_WARMUP:-13}
 # and a CUDA_HOME where cuda.pathfinder finds libcutensornet.so.2 beside libcutensor.so.2.
 peer_env() {
   [[ -d /tmp/site/cuquantum && -d /tmp/site/cotengra ]] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl .whl-cq/*.whl 2>&1 | tail -2
-  mkdir -p /tmp/tnrt-py && tar -xJf .gpu-bin/py.tar.xz -C /tmp/tnrt-py
+  local py; py=$(carried py.tar.xz); [[ -n $py ]] && mkdir -p /tmp/tnrt-py && tar -xJf "$py" -C /tmp/tnrt-py
   mkdir -p /tmp/cq/lib64; ln -sf /opt/tnrt-deps/lib/libcutensor.so.2 /tmp/cq/lib64/
   ln -sf "$(find /tmp/site -name 'libcutensornet.so*' | head -1)" /tmp/cq/lib64/libcutensornet.so.2
   export CUDA_HOME=/tmp/cq PYTHONPATH=/tmp/tnrt-py:/tmp/site:${PYTHONPATH:-}
@@ -57,25 +70,35 @@ for s in "$@"; do
     tests) # Each program's exit status decides, and the failed ones are named at the end: gtest's brief
            # mode lists no failures in its summary ("PASSED 20 tests" after 22 ran once read as a pass).
            # A skipped test counts as failed: without cuTENSOR unpacked the programs skip and exit 0.
+           # The programs this call carried (bin-tests-a in one call, -b in the next), else all in $bin.
+           # Each program's last result stays in /tmp/tests-status while the machine is warm, and the
+           # tally across calls is printed at the end ("TESTS: 13 of 13 programs passed").
            failed=""
            [[ -e /opt/tnrt-deps/lib/libcutensor.so.2 ]] || failed=" (cuTENSOR not unpacked)"
-           compgen -G "$bin/test_cuda_*" > /dev/null || failed="$failed (no test programs: carry .gpu-bin/bin-tests-a.tar.xz and -b, a call each)"
-           # The thirteen logs go back as one archive: a call returns at most eight files of $OUT.
-           tl=/tmp/tests-logs; rm -rf $tl; mkdir -p $tl
-           for t in $bin/test_cuda_*; do
+           compgen -G "$bin/test_cuda_*" > /dev/null || failed="$failed (no test programs: carry bin-tests-a.tar.xz and -b, a call each)"
+           progs=()
+           if (( ${#carried_tests[@]} )); then for t in "${carried_tests[@]}"; do progs+=("$bin/$t"); done
+           else progs=($bin/test_cuda_*); fi
+           # The logs go back as one archive: a call returns at most eight files of $OUT.
+           tl=/tmp/tests-logs; rm -rf $tl; mkdir -p $tl /tmp/tests-status
+           for t in "${progs[@]}"; do
+             [[ -x $t ]] || continue
              echo "--- $t"; timeout 300 $t --gtest_brief=1 > /tmp/t.log 2>&1; rc=$?
              tail -25 /tmp/t.log; grep -E "^\[  FAILED  \]|^\[  SKIPPED \]" /tmp/t.log; echo "rc=$rc"
              cp /tmp/t.log $tl/$(basename $t).log  # whole, with what each test prints
              grep -qE "^\[  SKIPPED \]" /tmp/t.log && rc=skipped
              [[ $rc == 0 ]] || failed="$failed $(basename $t)($rc)"
+             echo "$rc" > /tmp/tests-status/$(basename $t)
            done
            tar -cJf $out/tests-logs.txz -C /tmp tests-logs
-           if [[ -z $failed ]]; then echo "TESTS: every program passed"; else echo "TESTS FAILED:$failed"; fi ;;
+           if [[ -z $failed ]]; then echo "TESTS: every program run here passed"; else echo "TESTS FAILED:$failed"; fi
+           passed=$(grep -lx 0 /tmp/tests-status/* 2>/dev/null | wc -l); known=$(ls /tmp/tests-status | wc -l)
+           echo "TESTS: $passed of $known programs passed on this machine so far:" $(cd /tmp/tests-status && for f in *; do echo "$f=$(cat $f)"; done) ;;
     api) echo "--- test_cuda_api"; timeout 400 $bin/test_cuda_api 2>&1 | grep -E "^\[api\]|OK|FAILED|Failure|Expected|Which is|error|PASSED" | head -40
          echo "--- api overhead"; timeout 120 $bin/tnrt_api_overhead $ref --calls 300 2>&1 | tail -10 ;;
     python) # the extension built here for 3.12 (.gpu-bin/py.tar.xz: build-py312/python/tnrt), wheels in .whl
             if [[ -d .whl ]]; then python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl 2>&1 | tail -2; fi
-            mkdir -p /tmp/tnrt-py && tar -xJf .gpu-bin/py.tar.xz -C /tmp/tnrt-py
+            py=$(carried py.tar.xz); [[ -n $py ]] && mkdir -p /tmp/tnrt-py && tar -xJf "$py" -C /tmp/tnrt-py
             export PYTHONPATH=/tmp/tnrt-py:/tmp/site:${PYTHONPATH:-}
             python3 -c "import tnrt, sys; print('tnrt', tnrt.__file__, sys.version)"
             timeout 400 python3 -X faulthandler -m pytest -q tests/python 2>&1 | tail -40
@@ -194,8 +217,8 @@ for s in "$@"; do
             # last step is a full dot), then each build's --step-profile and its ops of kernel AB_KERNEL (dotab: dot;
             # ab: fused; AB_NETS may name "reference"); raw in $out/$s.tgz
             old=/tmp/tnrt-old; mkdir -p $old /tmp/$s
-            [[ -f .gpu-bin/old-tools.tar.xz ]] && tar -xJf .gpu-bin/old-tools.tar.xz -C $old
-            [[ -x $old/tnrt ]] || { echo "$s: no older build (carry .gpu-bin/old-tools.tar.xz)"; continue; }
+            ot=$(carried old-tools.tar.xz); [[ -n $ot ]] && tar -xJf "$ot" -C $old
+            [[ -x $old/tnrt ]] || { echo "$s: no older build (carry old-tools.tar.xz in .gpu-bin or .gpu-bin-N)"; continue; }
             if [[ $s == dotab ]]; then nets=${DOT_NETS:-regular3-n130 hyper-n90-r3-e3 rqc-5x6-c12-amp rqc-4x5-c14-amp peps-norm-5x5-D4 regular4-n70}; kern=dot
             else nets=${AB_NETS:-rqc-4x5-c14-amp rqc-5x6-c12-amp qaoa-zz-n60-p4 qaoa-maxcut-n24-p4 regular3-n130 hyper-n90-r3-e3}; kern=${AB_KERNEL:-fused}; fi
             for n in $nets; do
