@@ -30,6 +30,8 @@ for f in .gpu-bin/bin*.tar.xz .gpu-bin-*/bin*.tar.xz; do
 done
 # A file that may come in .gpu-bin or in any .gpu-bin-N folder (py.tar.xz, old-tools.tar.xz).
 carried() { ls .gpu-bin/"$1" .gpu-bin-*/"$1" 2>/dev/null | head -1; }
+# The tnrt extension built here for the host's Python (py.tar.xz, pack-bin.sh) into /tmp/tnrt-py, if carried.
+unpack_py() { local py; py=$(carried py.tar.xz); [[ -z $py ]] || { mkdir -p /tmp/tnrt-py && tar -xJf "$py" -C /tmp/tnrt-py; }; }
 export TNRT_CUPTI_DIR=$bin  # pack-bin.sh bundles libcupti.so.13 there (--profile, test_cuda_profiler)
 export TNRT_SOURCE_DIR=$PWD PYTHONUNBUFFERED=1
 ref=data/tensornetwork_permutation_optimized.json
@@ -40,7 +42,7 @@ export EAGER_WARMUP=${EAGER_WARMUP:-13}
 # and a CUDA_HOME where cuda.pathfinder finds libcutensornet.so.2 beside libcutensor.so.2.
 peer_env() {
   [[ -d /tmp/site/cuquantum && -d /tmp/site/cotengra ]] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl .whl-cq/*.whl 2>&1 | tail -2
-  local py; py=$(carried py.tar.xz); [[ -n $py ]] && mkdir -p /tmp/tnrt-py && tar -xJf "$py" -C /tmp/tnrt-py
+  unpack_py
   mkdir -p /tmp/cq/lib64; ln -sf /opt/tnrt-deps/lib/libcutensor.so.2 /tmp/cq/lib64/
   ln -sf "$(find /tmp/site -name 'libcutensornet.so*' | head -1)" /tmp/cq/lib64/libcutensornet.so.2
   export CUDA_HOME=/tmp/cq PYTHONPATH=/tmp/tnrt-py:/tmp/site:${PYTHONPATH:-}
@@ -98,7 +100,7 @@ for s in "$@"; do
          echo "--- api overhead"; timeout 120 $bin/tnrt_api_overhead $ref --calls 300 2>&1 | tail -10 ;;
     python) # the extension built here for 3.12 (.gpu-bin/py.tar.xz: build-py312/python/tnrt), wheels in .whl
             if [[ -d .whl ]]; then python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl 2>&1 | tail -2; fi
-            py=$(carried py.tar.xz); [[ -n $py ]] && mkdir -p /tmp/tnrt-py && tar -xJf "$py" -C /tmp/tnrt-py
+            unpack_py
             export PYTHONPATH=/tmp/tnrt-py:/tmp/site:${PYTHONPATH:-}
             python3 -c "import tnrt, sys; print('tnrt', tnrt.__file__, sys.version)"
             timeout 400 python3 -X faulthandler -m pytest -q tests/python 2>&1 | tail -40
