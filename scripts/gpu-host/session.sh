@@ -117,8 +117,14 @@ for s in "$@"; do
     fam-peers) # every peer of the suite in one harness run, each peer's jobs in one process (--peer-server).
             # On an H100 on 2026-12-06 its 90 jobs took 31 s and the call 44 s, against 625 s of jobs in
             # fam-peers1..3 (bench/results/2026-12-06o-h100-served/peer-wall.md); torch graph's times agreed
-            # within 3% with the spawned run's. FAM_BUDGET default 500
-            run_fam fam-peers ${FAM_BUDGET:-500} $peer_args $peer_served ;;
+            # within 3% with the spawned run's. FAM_BUDGET default 500. FAM_PEERS (peer names or globs,
+            # space-separated; default every peer): only those, into fam-peers-$FAM_PEERS_TAG (default fam-peers)
+            # e.g. torch's two in a call that stages cuTENSOR, cuTensorNet (which needs it) in a later one
+            if [[ -n ${FAM_PEERS:-} ]]; then
+              pa="--skip-tnrt --skip-peak --no-bandwidth --timeout 60"
+              for g in $FAM_PEERS; do pa="$pa --only=$g --peer-server=$g"; done
+              run_fam fam-peers${FAM_PEERS_TAG:+-$FAM_PEERS_TAG} ${FAM_BUDGET:-500} $pa
+            else run_fam fam-peers ${FAM_BUDGET:-500} $peer_args $peer_served; fi ;;
     fam-tnrt|fam-peers1|fam-peers2|fam-peers3)
             # The suite in one sitting in four calls of under 600 s (tnrt's three variants, then the peers
             # in three parts; merge the four fam.tgz with bench/harness.py --merge). On 2026-12-04 tnrt
