@@ -3,12 +3,13 @@
 # instantiation's SASS instructions (code_size.py) and registers and stack (cuobjdump -res-usage).
 #   cd56b13: the final code's kernel (the same chain.cu as e08b2a0's)
 #   d676561: the unrolled kernel, measured against it in this folder and reverted
-#   2b35b66: branch next/chain-decode-noinline, the general list decode out of line (not run on a GPU)
+#   985a6dc: branch next/chain-noinline, the general list decode out of line (not run on a GPU); it
+#            re-makes 2b35b66 (next/chain-decode-noinline), lost with the machine's clone, whose figures were the same
 # Output: code-size.txt
 set -e
 D=bench/results/2026-12-07k-h200-chain-kernel-ab
 CUOBJDUMP=${CUOBJDUMP:-cuobjdump}
-for c in cd56b13 d676561 2b35b66; do
+for c in cd56b13 d676561 985a6dc; do
   W=/tmp/code-size-$c && rm -rf $W && mkdir -p $W && git archive $c src include | tar -x -C $W
   /usr/local/cuda/bin/nvcc -DTNRT_HAVE_CUDA=1 -I$W/include -I$W/src -isystem=/usr/local/cuda/include -O3 -DNDEBUG \
     "--generate-code=arch=compute_90,code=[compute_90,sm_90]" -Xcompiler=-fPIC --expt-relaxed-constexpr -lineinfo -std=c++17 \
