@@ -3,7 +3,8 @@
 # libcutensor.so.2, checked with NVIDIA's cuobjdump (CUOBJDUMP; the nvidia-cuda-cuobjdump wheel has one):
 # the slim library's .nv_fatbin parses and holds the same sm_90/sm_90a cubins (by sha256, as a multiset),
 # and every fatbin inside cuTENSOR's kernel store (.cask_resource, which cuobjdump does not scan in a
-# library) parses alone and keeps the same sm_90 cubins and sm_75 PTX; then the sizes whole and xz -9.
+# library) parses alone and keeps the same sm_90 cubins and sm_75 PTX; then the sizes whole and xz -9;
+# last, both loaded here through ctypes (no GPU): version and cutensorCreate's answer.
 # Output: check.txt
 set -euo pipefail
 CO=${CUOBJDUMP:-cuobjdump}
@@ -46,3 +47,15 @@ echo "slim fatbins cuobjdump could not list: $bad; kept sm_90 cubins and sm_75 P
 echo "--- sizes"
 for t in orig slim; do f=$lib; [[ $t == slim ]] && f=$W/slim.so.2
   echo "$t: $(stat -c %s "$f") bytes, xz -9: $(xz -T0 -9 -c "$f" | wc -c) bytes"; done
+echo "--- loaded here (no GPU, no driver): the same answers from both"
+for t in orig slim; do f=$lib; [[ $t == slim ]] && f=$W/slim.so.2
+  python3 - "$f" "$t" <<'PY'
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.cutensorGetVersion.restype = ctypes.c_size_t
+lib.cutensorGetErrorString.restype = ctypes.c_char_p
+handle = ctypes.c_void_p()
+rc = lib.cutensorCreate(ctypes.byref(handle))
+print(f"{sys.argv[2]}: cutensorGetVersion {lib.cutensorGetVersion()}, cutensorCreate {lib.cutensorGetErrorString(rc).decode()}")
+PY
+done
