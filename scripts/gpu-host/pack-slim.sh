@@ -3,10 +3,10 @@
 # from the cutensor-cu13 wheel (installed by scripts/setup.sh) goes through slim_cutensor.py (the CUDA
 # code an sm_90 GPU never loads dropped from its fatbins; the sm_90 SASS and the PTX it may compile
 # kept byte for byte), then xz -9 into DEST (default .gpu-host-slim) as parts of at most PART_MIB MiB
-# (default 60: one part, about 43 MB for cuTENSOR 2.8.1 against 185 MB for the whole library), with a
+# (default 60: one part, 43.3 MB for cuTENSOR 2.8.1 against 181.6 MB for the whole library at xz -9), with a
 # MANIFEST (the slim library's sha256) and ../shared/gpu-host/unpack.sh, which rebuilds and checks it
 # on the host as it does pack.sh's parts. session.sh finds the folder like any .gpu-host-N. DEST goes
-# into .git/info/exclude. Beside bin-tools.tar.xz (about 15 MB) and the working tree (about 3.3 MB
+# into .git/info/exclude. Beside bin-tools.tar.xz (15-17 MB) and the working tree (about 3.3 MB
 # without bench/results) it fits one device call: cuTENSOR and the tools staged, and the reference run,
 # in the first call of a sitting.
 #   usage: bash scripts/gpu-host/pack-slim.sh [DEST]     env: PART_MIB (60), ARCH (90), UNPACK (the unpack.sh to copy)
