@@ -48,8 +48,11 @@ peer_env() {
   export CUDA_HOME=/tmp/cq PYTHONPATH=/tmp/tnrt-py:/tmp/site:${PYTHONPATH:-}
 }
 # The families suite's peers (fam-peers, fam-peers1..3), and the same run one process per peer.
-peer_args="--skip-tnrt --only=torch --only=torch?graph --only=cuTensorNet --skip-peak --no-bandwidth --timeout 60"
-peer_served="--peer-server=torch --peer-server=torch?graph --peer-server=cuTensorNet"
+peer_names="torch torch?graph cuTensorNet"
+peer_only() { local a="--skip-tnrt --skip-peak --no-bandwidth --timeout 60" g; for g in $1; do a="$a --only=$g"; done; echo "$a"; }
+peer_server() { local a="" g; for g in $1; do a="$a --peer-server=$g"; done; echo "$a"; }
+peer_args=$(peer_only "$peer_names")
+peer_served=$(peer_server "$peer_names")
 # The families suite's constant fill of network $1.
 fill_of() { python3 -c "import json;s=json.load(open('bench/suites/families.json'));print(next(repr(p['fill']['value']) for p in s['problems'] if p['name']=='$1'))"; }
 # One '--problem=NAME' a line for each network of the families suite that its peer $1 runs (its problems,
@@ -120,11 +123,8 @@ for s in "$@"; do
             # within 3% with the spawned run's. FAM_BUDGET default 500. FAM_PEERS (peer names or globs,
             # space-separated; default every peer): only those, into fam-peers-$FAM_PEERS_TAG (default fam-peers)
             # e.g. torch's two in a call that stages cuTENSOR, cuTensorNet (which needs it) in a later one
-            if [[ -n ${FAM_PEERS:-} ]]; then
-              pa="--skip-tnrt --skip-peak --no-bandwidth --timeout 60"
-              for g in $FAM_PEERS; do pa="$pa --only=$g --peer-server=$g"; done
-              run_fam fam-peers${FAM_PEERS_TAG:+-$FAM_PEERS_TAG} ${FAM_BUDGET:-500} $pa
-            else run_fam fam-peers ${FAM_BUDGET:-500} $peer_args $peer_served; fi ;;
+            fp=${FAM_PEERS:-$peer_names}
+            run_fam fam-peers${FAM_PEERS_TAG:+-$FAM_PEERS_TAG} ${FAM_BUDGET:-500} $(peer_only "$fp") $(peer_server "$fp") ;;
     fam-tnrt|fam-peers1|fam-peers2|fam-peers3)
             # The suite in one sitting in four calls of under 600 s (tnrt's three variants, then the peers
             # in three parts; merge the four fam.tgz with bench/harness.py --merge). On 2026-12-04 tnrt

@@ -89,8 +89,7 @@ def slim(buf, arch):
             donor = donor or smallest_foreign_elf(buf, arch)
             body = bytearray(donor)
             stand_ins += 1
-        header_size = struct.unpack_from("<H", buf, j + 6)[0]
-        start = j + header_size
+        start = es[0][0]  # the first entry: just past the header
         buf[start:start + len(body)] = body
         buf[start + len(body):end] = bytes(end - start - len(body))
         struct.pack_into("<Q", buf, j + 8, len(body))
