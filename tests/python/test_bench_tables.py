@@ -1,5 +1,6 @@
 """The table scripts whose outputs results folders commit (no GPU): bench/precision_errors.py (the
-reduced-precision row's relative errors) and bench/launch_summary.py (launches per compiled call)."""
+reduced-precision row's relative errors), bench/launch_summary.py (launches per compiled call) and
+bench/holdback.py (the steps that hold a memory-bound network above its floor)."""
 import csv
 import json
 import os
@@ -9,6 +10,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BENCH = os.path.join(ROOT, "bench")
 sys.path.insert(0, os.path.join(BENCH, "peers"))
 sys.path.insert(0, BENCH)
+import holdback  # noqa: E402
 import launch_summary  # noqa: E402
 import precision_errors  # noqa: E402
 
@@ -61,3 +63,42 @@ def test_launch_summary_counts_launches(tmp_path):
     assert md.read_text().splitlines()[2] == "| net | 4 | 30.0 | 2 | 12 | 62 | 8.0 (dot) |"
     assert launch_summary.main([str(raw), "--variant", "compiled dot off", "--md", str(md)]) == 0
     assert md.read_text().splitlines()[2] == "| net | 4 | 30.0 | 1 | 4 | 79 | 25.0 (library) |"
+
+
+def test_holdback_splits_the_excess_between_small_and_large_steps(tmp_path, capsys):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    # 1e12 B/s: a megabyte is a microsecond
+    (raw / "bandwidth.json").write_text(json.dumps({"bandwidth_bytes_per_s": 1e12, "gpu": "test GPU"}))
+    with open(tmp_path / "results.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["problem", "variant", "median_ms", "floor_ms", "x_floor"])
+        w.writerow(["Net-A", "compiled", "0.060", "0.020", "3.0"])  # over 1.5x: reported
+        w.writerow(["Net-B", "compiled", "0.025", "0.020", "1.25"])  # within: left out
+        w.writerow(["Net-A", "compiled dot off", "0.070", "0.020", "3.5"])  # another variant: left out
+    fields = ["op", "step", "bytes", "ms", "gbps", "kernel", "batch", "m", "n", "k"]
+    steps = [("0", "fused", "0", "0.010", "0", "fused", "0", "0", "0", "0"),          # small: 10 us excess
+             ("1", "3", "1000000", "0.011", "90", "library", "1", "2", "4", "8"),     # small: 10 us excess
+             ("2", "5", "20000000", "0.040", "500", "tiled", "2", "8", "16", "4")]   # large: 20 us over its 20
+    for net in ("net-a", "net-b"):
+        with open(raw / f"roofline-{net}-compiled.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(fields)
+            w.writerows(steps)
+    holdback.main([str(tmp_path), "--top", "2"])
+    out = capsys.readouterr().out
+    rows = [l for l in out.splitlines() if l.startswith("| Net-")]
+    assert rows == ["| Net-A | 0.060 | 0.020 | 3.00 | 0.061 | 2, 0.021 | 1, 0.040, 0.020 | 50% | 50% |"]
+    assert "### Net-A" in out and "### Net-B" not in out
+    # the two largest excesses, largest first: the large step (20 us), then the fused launch (10 us)
+    detail = [l for l in out.splitlines() if l.startswith("| 5 ") or l.startswith("| fused ") or l.startswith("| 3 ")]
+    assert detail[0] == "| 5 | tiled | 2 x 8 x 16 x 4 | 20.00 MB | 0.0400 | 500 | 0.0200 |"
+    assert detail[1].startswith("| fused | fused |") and len(detail) == 2
+    assert "By kernel (steps, ms alone, excess ms): tiled 1, 0.040, 0.020; fused 1, 0.010, 0.010; library 1, 0.011, 0.010" in out
+
+
+def test_holdback_refuses_a_folder_without_results(tmp_path):
+    import pytest
+    with pytest.raises(SystemExit) as e:
+        holdback.main([str(tmp_path)])
+    assert "not a fam-roof harness folder" in str(e.value)

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Which steps hold a memory-bound network above its byte floor, and why: from a fam-roof harness folder
+(session.sh fam-roof: compiled with a step profile, each step timed alone after the program's replays).
+
+    python3 bench/holdback.py FAM_ROOF_DIR [--small BYTES] [--top N] > holdback.md
+
+For each network over 1.5x its byte floor: the program's time and floor, then its steps' time in the profile
+split three ways, each step's excess being its time alone less its own bytes over the copy bandwidth:
+- small steps (under --small bytes, default 4 MiB): their time is latency, a launch and a kernel's ramp, not
+  bytes;
+- large steps: their excess is bandwidth left unused (the kernel's rate below the copy's);
+and the steps with the largest excess (kernel, GEMM shape, bytes, rate). The profile times steps one at a
+time, so its sum exceeds the program's replay, where steps overlap and their launches pipeline; the split
+says where the excess lies, not its exact size in the replay.
+"""
+import argparse
+import csv
+import glob
+import json
+import os
+import sys
+
+
+def load(d):
+    bw = json.load(open(os.path.join(d, "raw", "bandwidth.json")))
+    rows = list(csv.DictReader(open(os.path.join(d, "results.csv"))))
+    return bw, [r for r in rows if r["variant"] == "compiled"]
+
+
+def profile_of(d, problem):
+    path = os.path.join(d, "raw", f"roofline-{problem.lower()}-compiled.csv")
+    if not os.path.exists(path):
+        return None
+    return list(csv.DictReader(open(path)))
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dir")
+    ap.add_argument("--small", type=float, default=4 * 2**20, help="bytes under which a step counts as small")
+    ap.add_argument("--top", type=int, default=3)
+    ap.add_argument("--limit", type=float, default=1.5, help="the target, times the byte floor")
+    a = ap.parse_args(argv)
+    if not os.path.isdir(a.dir):
+        sys.exit(f"holdback: {a.dir}: not a folder")
+    try:
+        bw, rows = load(a.dir)
+    except (OSError, ValueError, KeyError) as e:
+        sys.exit(f"holdback: {a.dir} is not a fam-roof harness folder ({e})")
+    rate = bw["bandwidth_bytes_per_s"]
+    print(f"Copy bandwidth {rate / 1e9:.0f} GB/s ({bw.get('gpu')}); small steps: under {a.small / 2**20:g} MiB.\n")
+    print("| network | compiled ms | floor ms | x floor | profile ms | small steps: n, ms | large steps: n, ms, their floor ms | "
+          "excess in small | excess in large |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    detail = []
+    for r in rows:
+        x = float(r["x_floor"])
+        steps = profile_of(a.dir, r["problem"])
+        if x <= a.limit or steps is None:
+            continue
+        small = [s for s in steps if float(s["bytes"]) < a.small]
+        large = [s for s in steps if float(s["bytes"]) >= a.small]
+        ms = lambda ss: sum(float(s["ms"]) for s in ss)
+        floor = lambda ss: sum(float(s["bytes"]) for s in ss) / rate * 1e3
+        ex_small, ex_large = ms(small) - floor(small), ms(large) - floor(large)
+        total_ex = ex_small + ex_large
+        print(f"| {r['problem']} | {float(r['median_ms']):.3f} | {float(r['floor_ms']):.3f} | {x:.2f} | {ms(steps):.3f} | "
+              f"{len(small)}, {ms(small):.3f} | {len(large)}, {ms(large):.3f}, {floor(large):.3f} | "
+              f"{ex_small / total_ex:.0%} | {ex_large / total_ex:.0%} |")
+        kinds = {}
+        for s in steps:
+            k = kinds.setdefault(s["kernel"], [0, 0.0, 0.0])
+            k[0] += 1
+            k[1] += float(s["ms"])
+            k[2] += float(s["ms"]) - float(s["bytes"]) / rate * 1e3
+        worst = sorted(steps, key=lambda s: float(s["bytes"]) / rate * 1e3 - float(s["ms"]))[: a.top]
+        detail.append((r["problem"], kinds, worst))
+    for name, kinds, worst in detail:
+        print(f"\n### {name}\n")
+        print("By kernel (steps, ms alone, excess ms): " + "; ".join(
+            f"{k} {v[0]}, {v[1]:.3f}, {v[2]:.3f}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1][2])))
+        print("\n| step | kernel | batch x m x n x k | bytes | ms alone | GB/s | excess ms |")
+        print("|---:|---|---|---:|---:|---:|---:|")
+        for s in worst:
+            b = float(s["bytes"])
+            print(f"| {s['step']} | {s['kernel']} | {s['batch']} x {s['m']} x {s['n']} x {s['k']} | {b / 1e6:.2f} MB | "
+                  f"{float(s['ms']):.4f} | {float(s['gbps']):.0f} | {float(s['ms']) - b / rate * 1e3:.4f} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
