@@ -9,9 +9,12 @@ split three ways, each step's excess being its time alone less its own bytes ove
 - small steps (under --small bytes, default 4 MiB): their time is latency, a launch and a kernel's ramp, not
   bytes;
 - large steps: their excess is bandwidth left unused (the kernel's rate below the copy's);
-and the steps with the largest excess (kernel, GEMM shape, bytes, rate). The profile times steps one at a
-time, so its sum exceeds the program's replay, where steps overlap and their launches pipeline; the split
-says where the excess lies, not its exact size in the replay.
+and the steps with the largest excess (kernel, GEMM shape, bytes, rate). The profile replays the ops on one
+stream with an event between them as the host enqueues them: where the GPU catches up with the host, a
+step's time holds the host's enqueue of it (cuTENSOR's host cost for a small step is often more than the
+kernel). A graph replay pays none of that, and overlaps concurrent lanes, so the profile's sum exceeds the
+program's time and the small steps' excess is an upper bound: the split says where the excess may lie,
+not its size in the replay.
 """
 import argparse
 import csv
