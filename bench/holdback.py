@@ -2,13 +2,14 @@
 """Which steps hold a memory-bound network above its byte floor, and why: from a fam-roof harness folder
 (session.sh fam-roof: compiled with a step profile, each step timed alone after the program's replays).
 
-    python3 bench/holdback.py FAM_ROOF_DIR [--small BYTES] [--top N] > holdback.md
+    python3 bench/holdback.py FAM_ROOF_DIR [--large-us US] [--top N] > holdback.md
 
 For each network over 1.5x its byte floor: the program's time and floor, then its steps' time in the profile
-split three ways, each step's excess being its time alone less its own bytes over the copy bandwidth:
-- small steps (under --small bytes, default 4 MiB): their time is latency, a launch and a kernel's ramp, not
-  bytes;
-- large steps: their excess is bandwidth left unused (the kernel's rate below the copy's);
+split two ways, each step's excess being its time alone less its own bytes over the copy bandwidth:
+- large steps, whose bytes take at least --large-us (default 10 us) at the copy bandwidth: their time alone
+  is the GPU's, far more than a launch or a library's host cost, and their excess is bandwidth the kernel
+  leaves unused (the table gives their time over their own floor);
+- the rest: latency, a launch and a kernel's ramp (and, see below, the host's enqueue), more than bytes;
 and the steps with the largest excess (kernel, GEMM shape, bytes, rate). The profile replays the ops on one
 stream with an event between them as the host enqueues them: where the GPU catches up with the host, a
 step's time holds the host's enqueue of it (cuTENSOR's host cost for a small step is often more than the
@@ -40,7 +41,8 @@ def profile_of(d, problem):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dir")
-    ap.add_argument("--small", type=float, default=4 * 2**20, help="bytes under which a step counts as small")
+    ap.add_argument("--large-us", type=float, default=10.0, help="a step is large when its bytes take this many "
+                    "microseconds at the copy bandwidth")
     ap.add_argument("--top", type=int, default=3)
     ap.add_argument("--limit", type=float, default=1.5, help="the target, times the byte floor")
     a = ap.parse_args(argv)
@@ -51,9 +53,11 @@ def main(argv):
     except (OSError, ValueError, KeyError) as e:
         sys.exit(f"holdback: {a.dir} is not a fam-roof harness folder ({e})")
     rate = bw["bandwidth_bytes_per_s"]
-    print(f"Copy bandwidth {rate / 1e9:.0f} GB/s ({bw.get('gpu')}); small steps: under {a.small / 2**20:g} MiB.\n")
-    print("| network | compiled ms | floor ms | x floor | profile ms | small steps: n, ms | large steps: n, ms, their floor ms | "
-          "excess in small | excess in large |")
+    large_bytes = a.large_us * 1e-6 * rate
+    print(f"Copy bandwidth {rate / 1e9:.0f} GB/s ({bw.get('gpu')}); large steps: {a.large_us:g} us of bytes or more "
+          f"({large_bytes / 1e6:.1f} MB).\n")
+    print("| network | compiled ms | floor ms | x floor | profile ms | large steps: n, ms alone, their floor ms, x | "
+          "the rest: n, ms alone | excess in large | excess in the rest |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     detail = []
     for r in rows:
@@ -61,15 +65,16 @@ def main(argv):
         steps = profile_of(a.dir, r["problem"])
         if x <= a.limit or steps is None:
             continue
-        small = [s for s in steps if float(s["bytes"]) < a.small]
-        large = [s for s in steps if float(s["bytes"]) >= a.small]
+        small = [s for s in steps if float(s["bytes"]) < large_bytes]
+        large = [s for s in steps if float(s["bytes"]) >= large_bytes]
         ms = lambda ss: sum(float(s["ms"]) for s in ss)
         floor = lambda ss: sum(float(s["bytes"]) for s in ss) / rate * 1e3
         ex_small, ex_large = ms(small) - floor(small), ms(large) - floor(large)
         total_ex = ex_small + ex_large
+        x_large = f"{ms(large) / floor(large):.2f}" if large else "-"
         print(f"| {r['problem']} | {float(r['median_ms']):.3f} | {float(r['floor_ms']):.3f} | {x:.2f} | {ms(steps):.3f} | "
-              f"{len(small)}, {ms(small):.3f} | {len(large)}, {ms(large):.3f}, {floor(large):.3f} | "
-              f"{ex_small / total_ex:.0%} | {ex_large / total_ex:.0%} |")
+              f"{len(large)}, {ms(large):.3f}, {floor(large):.3f}, {x_large} | {len(small)}, {ms(small):.3f} | "
+              f"{ex_large / total_ex:.0%} | {ex_small / total_ex:.0%} |")
         kinds = {}
         for s in steps:
             k = kinds.setdefault(s["kernel"], [0, 0.0, 0.0])

@@ -65,7 +65,7 @@ def test_launch_summary_counts_launches(tmp_path):
     assert md.read_text().splitlines()[2] == "| net | 4 | 30.0 | 1 | 4 | 79 | 25.0 (library) |"
 
 
-def test_holdback_splits_the_excess_between_small_and_large_steps(tmp_path, capsys):
+def test_holdback_splits_the_excess_between_large_steps_and_the_rest(tmp_path, capsys):
     raw = tmp_path / "raw"
     raw.mkdir()
     # 1e12 B/s: a megabyte is a microsecond
@@ -77,9 +77,9 @@ def test_holdback_splits_the_excess_between_small_and_large_steps(tmp_path, caps
         w.writerow(["Net-B", "compiled", "0.025", "0.020", "1.25"])  # within: left out
         w.writerow(["Net-A", "compiled dot off", "0.070", "0.020", "3.5"])  # another variant: left out
     fields = ["op", "step", "bytes", "ms", "gbps", "kernel", "batch", "m", "n", "k"]
-    steps = [("0", "fused", "0", "0.010", "0", "fused", "0", "0", "0", "0"),          # small: 10 us excess
-             ("1", "3", "1000000", "0.011", "90", "library", "1", "2", "4", "8"),     # small: 10 us excess
-             ("2", "5", "20000000", "0.040", "500", "tiled", "2", "8", "16", "4")]   # large: 20 us over its 20
+    steps = [("0", "fused", "0", "0.010", "0", "fused", "0", "0", "0", "0"),          # the rest: 10 us excess
+             ("1", "3", "1000000", "0.011", "90", "library", "1", "2", "4", "8"),     # the rest: 10 us excess
+             ("2", "5", "20000000", "0.040", "500", "tiled", "2", "8", "16", "4")]   # large (20 us of bytes): 20 us over
     for net in ("net-a", "net-b"):
         with open(raw / f"roofline-{net}-compiled.csv", "w", newline="") as f:
             w = csv.writer(f)
@@ -88,7 +88,8 @@ def test_holdback_splits_the_excess_between_small_and_large_steps(tmp_path, caps
     holdback.main([str(tmp_path), "--top", "2"])
     out = capsys.readouterr().out
     rows = [l for l in out.splitlines() if l.startswith("| Net-")]
-    assert rows == ["| Net-A | 0.060 | 0.020 | 3.00 | 0.061 | 2, 0.021 | 1, 0.040, 0.020 | 50% | 50% |"]
+    assert rows == ["| Net-A | 0.060 | 0.020 | 3.00 | 0.061 | 1, 0.040, 0.020, 2.00 | 2, 0.021 | 50% | 50% |"]
+    assert "large steps: 10 us of bytes or more (10.0 MB)" in out
     assert "### Net-A" in out and "### Net-B" not in out
     # the two largest excesses, largest first: the large step (20 us), then the fused launch (10 us)
     detail = [l for l in out.splitlines() if l.startswith("| 5 ") or l.startswith("| fused ") or l.startswith("| 3 ")]
