@@ -10,7 +10,7 @@ split two ways, each step's excess being its time alone less its own bytes over 
   is the GPU's, far more than a launch or a library's host cost, and their excess is bandwidth the kernel
   leaves unused (the table gives their time over their own floor);
 - the rest: latency, a launch and a kernel's ramp (and, see below, the host's enqueue), more than bytes;
-and the steps with the largest excess (kernel, GEMM shape, bytes, rate). The profile replays the ops on one
+and the large steps with the largest excess (kernel, GEMM shape, bytes, rate). The profile replays the ops on one
 stream with an event between them as the host enqueues them: where the GPU catches up with the host, a
 step's time holds the host's enqueue of it (cuTENSOR's host cost for a small step is often more than the
 kernel). A graph replay pays none of that, and overlaps concurrent lanes, so the profile's sum exceeds the
@@ -81,12 +81,16 @@ def main(argv):
             k[0] += 1
             k[1] += float(s["ms"])
             k[2] += float(s["ms"]) - float(s["bytes"]) / rate * 1e3
-        worst = sorted(steps, key=lambda s: float(s["bytes"]) / rate * 1e3 - float(s["ms"]))[: a.top]
+        worst = sorted(large, key=lambda s: float(s["bytes"]) / rate * 1e3 - float(s["ms"]))[: a.top]
         detail.append((r["problem"], kinds, worst))
     for name, kinds, worst in detail:
         print(f"\n### {name}\n")
         print("By kernel (steps, ms alone, excess ms): " + "; ".join(
             f"{k} {v[0]}, {v[1]:.3f}, {v[2]:.3f}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1][2])))
+        if not worst:
+            print("\nNo large steps.")
+            continue
+        print("\nThe large steps with the most excess:")
         print("\n| step | kernel | batch x m x n x k | bytes | ms alone | GB/s | excess ms |")
         print("|---:|---|---|---:|---:|---:|---:|")
         for s in worst:

@@ -91,10 +91,9 @@ def test_holdback_splits_the_excess_between_large_steps_and_the_rest(tmp_path, c
     assert rows == ["| Net-A | 0.060 | 0.020 | 3.00 | 0.061 | 1, 0.040, 0.020, 2.00 | 2, 0.021 | 50% | 50% |"]
     assert "large steps: 10 us of bytes or more (10.0 MB)" in out
     assert "### Net-A" in out and "### Net-B" not in out
-    # the two largest excesses, largest first: the large step (20 us), then the fused launch (10 us)
+    # the large steps only (the rest's times may hold the host's enqueue): the one, 20 us over
     detail = [l for l in out.splitlines() if l.startswith("| 5 ") or l.startswith("| fused ") or l.startswith("| 3 ")]
-    assert detail[0] == "| 5 | tiled | 2 x 8 x 16 x 4 | 20.00 MB | 0.0400 | 500 | 0.0200 |"
-    assert detail[1].startswith("| fused | fused |") and len(detail) == 2
+    assert detail == ["| 5 | tiled | 2 x 8 x 16 x 4 | 20.00 MB | 0.0400 | 500 | 0.0200 |"]
     assert "By kernel (steps, ms alone, excess ms): tiled 1, 0.040, 0.020; fused 1, 0.010, 0.010; library 1, 0.011, 0.010" in out
 
 
