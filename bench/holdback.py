@@ -61,6 +61,8 @@ def main(argv):
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     detail = []
     for r in rows:
+        if not r.get("x_floor") or not r.get("median_ms"):
+            continue  # a job that failed or timed out: no time, no ratio
         x = float(r["x_floor"])
         steps = profile_of(a.dir, r["problem"])
         if x <= a.limit or steps is None:

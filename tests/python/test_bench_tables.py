@@ -76,6 +76,7 @@ def test_holdback_splits_the_excess_between_large_steps_and_the_rest(tmp_path, c
         w.writerow(["Net-A", "compiled", "0.060", "0.020", "3.0"])  # over 1.5x: reported
         w.writerow(["Net-B", "compiled", "0.025", "0.020", "1.25"])  # within: left out
         w.writerow(["Net-A", "compiled dot off", "0.070", "0.020", "3.5"])  # another variant: left out
+        w.writerow(["Net-C", "compiled", "", "0.020", ""])  # a failed job: left out
     fields = ["op", "step", "bytes", "ms", "gbps", "kernel", "batch", "m", "n", "k"]
     steps = [("0", "fused", "0", "0.010", "0", "fused", "0", "0", "0", "0"),          # the rest: 10 us excess
              ("1", "3", "1000000", "0.011", "90", "library", "1", "2", "4", "8"),     # the rest: 10 us excess
