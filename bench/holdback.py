@@ -19,10 +19,11 @@ not its size in the replay.
 """
 import argparse
 import csv
-import glob
 import json
 import os
 import sys
+
+from roofline import read_step_profile  # bench/roofline.py: tnrt's --step-profile CSV, typed
 
 
 def load(d):
@@ -33,9 +34,7 @@ def load(d):
 
 def profile_of(d, problem):
     path = os.path.join(d, "raw", f"roofline-{problem.lower()}-compiled.csv")
-    if not os.path.exists(path):
-        return None
-    return list(csv.DictReader(open(path)))
+    return read_step_profile(path) if os.path.exists(path) else None
 
 
 def main(argv):
@@ -54,6 +53,9 @@ def main(argv):
         sys.exit(f"holdback: {a.dir} is not a fam-roof harness folder ({e})")
     rate = bw["bandwidth_bytes_per_s"]
     large_bytes = a.large_us * 1e-6 * rate
+    floor = lambda ss: sum(s["bytes"] for s in ss) / rate * 1e3  # noqa: E731
+    ms = lambda ss: sum(s["ms"] for s in ss)  # noqa: E731
+    excess = lambda s: s["ms"] - s["bytes"] / rate * 1e3  # noqa: E731  (one step's time alone over its floor)
     print(f"Copy bandwidth {rate / 1e9:.0f} GB/s ({bw.get('gpu')}); large steps: {a.large_us:g} us of bytes or more "
           f"({large_bytes / 1e6:.1f} MB).\n")
     print("| network | compiled ms | floor ms | x floor | profile ms | large steps: n, ms alone, their floor ms, x | "
@@ -64,14 +66,15 @@ def main(argv):
         if not r.get("x_floor") or not r.get("median_ms"):
             continue  # a job that failed or timed out: no time, no ratio
         x = float(r["x_floor"])
-        steps = profile_of(a.dir, r["problem"])
+        try:
+            steps = profile_of(a.dir, r["problem"])
+        except ValueError as e:
+            sys.exit(f"holdback: {e}")
         if x <= a.limit or steps is None:
             continue
-        small = [s for s in steps if float(s["bytes"]) < large_bytes]
-        large = [s for s in steps if float(s["bytes"]) >= large_bytes]
-        ms = lambda ss: sum(float(s["ms"]) for s in ss)
-        floor = lambda ss: sum(float(s["bytes"]) for s in ss) / rate * 1e3
-        ex_small, ex_large = ms(small) - floor(small), ms(large) - floor(large)
+        small = [s for s in steps if s["bytes"] < large_bytes]
+        large = [s for s in steps if s["bytes"] >= large_bytes]
+        ex_small, ex_large = sum(map(excess, small)), sum(map(excess, large))
         total_ex = ex_small + ex_large
         x_large = f"{ms(large) / floor(large):.2f}" if large else "-"
         print(f"| {r['problem']} | {float(r['median_ms']):.3f} | {float(r['floor_ms']):.3f} | {x:.2f} | {ms(steps):.3f} | "
@@ -81,9 +84,9 @@ def main(argv):
         for s in steps:
             k = kinds.setdefault(s["kernel"], [0, 0.0, 0.0])
             k[0] += 1
-            k[1] += float(s["ms"])
-            k[2] += float(s["ms"]) - float(s["bytes"]) / rate * 1e3
-        worst = sorted(large, key=lambda s: float(s["bytes"]) / rate * 1e3 - float(s["ms"]))[: a.top]
+            k[1] += s["ms"]
+            k[2] += excess(s)
+        worst = sorted(large, key=excess, reverse=True)[: a.top]
         detail.append((r["problem"], kinds, worst))
     for name, kinds, worst in detail:
         print(f"\n### {name}\n")
@@ -96,9 +99,9 @@ def main(argv):
         print("\n| step | kernel | batch x m x n x k | bytes | ms alone | GB/s | excess ms |")
         print("|---:|---|---|---:|---:|---:|---:|")
         for s in worst:
-            b = float(s["bytes"])
-            print(f"| {s['step']} | {s['kernel']} | {s['batch']} x {s['m']} x {s['n']} x {s['k']} | {b / 1e6:.2f} MB | "
-                  f"{float(s['ms']):.4f} | {float(s['gbps']):.0f} | {float(s['ms']) - b / rate * 1e3:.4f} |")
+            shape = " x ".join(f"{v:.0f}" for v in s["shape"]) if s["shape"] else "-"
+            print(f"| {s['step']} | {s['kernel']} | {shape} | {s['bytes'] / 1e6:.2f} MB | {s['ms']:.4f} | "
+                  f"{s['gbps']:.0f} | {excess(s):.4f} |")
 
 
 if __name__ == "__main__":

@@ -121,7 +121,8 @@ STEP_PROFILE_COLUMNS = ("op", "step", "lhs_rank", "rhs_rank", "out_rank", "bytes
 
 
 def read_step_profile(path: str) -> list[dict]:
-    """tnrt's --step-profile CSV: one dict per launch (op int, step int | "fused" | "copy", ms...)."""
+    """tnrt's --step-profile CSV: one dict per launch (op int, step int | "fused" | "copy", ms...; "shape",
+    the step's [batch, m, n, k] where the profile has those columns, else None)."""
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
         missing = [c for c in ("op", "step", "ms") if c not in (reader.fieldnames or [])]
@@ -132,9 +133,11 @@ def read_step_profile(path: str) -> list[dict]:
         for r in reader:
             st = r["step"].strip()
             rows.append({"op": int(r["op"]), "step": int(st) if st.lstrip("-").isdigit() else st,
-                         "bytes": float(r.get("bytes") or 0), "ms": float(r["ms"]),
+                         "bytes": float(r.get("bytes") or 0), "ms": float(r["ms"]), "gbps": float(r.get("gbps") or 0),
                          "kernel": r.get("kernel", ""),
-                         "ranks": [int(r[c]) for c in ("lhs_rank", "rhs_rank", "out_rank") if r.get(c, "").strip()]})
+                         "ranks": [int(r[c]) for c in ("lhs_rank", "rhs_rank", "out_rank") if r.get(c, "").strip()],
+                         "shape": [float(r[c]) for c in ("batch", "m", "n", "k")]
+                         if all(r.get(c, "").strip() for c in ("batch", "m", "n", "k")) else None})
     return rows
 
 

@@ -6,6 +6,8 @@ import json
 import os
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCH = os.path.join(ROOT, "bench")
 sys.path.insert(0, os.path.join(BENCH, "peers"))
@@ -99,7 +101,14 @@ def test_holdback_splits_the_excess_between_large_steps_and_the_rest(tmp_path, c
 
 
 def test_holdback_refuses_a_folder_without_results(tmp_path):
-    import pytest
     with pytest.raises(SystemExit) as e:
         holdback.main([str(tmp_path)])
     assert "not a fam-roof harness folder" in str(e.value)
+    # results, but a profile that is not tnrt's: one error line naming it
+    (tmp_path / "raw").mkdir()
+    (tmp_path / "raw" / "bandwidth.json").write_text(json.dumps({"bandwidth_bytes_per_s": 1e12}))
+    (tmp_path / "results.csv").write_text("problem,variant,median_ms,floor_ms,x_floor\nnet,compiled,0.06,0.02,3.0\n")
+    (tmp_path / "raw" / "roofline-net-compiled.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(SystemExit) as e:
+        holdback.main([str(tmp_path)])
+    assert "not a step profile" in str(e.value)
