@@ -3,24 +3,17 @@
 #include <cstdint>
 #include <string>
 #include "core/step_plan.hpp"
+#include "plan_args.hpp"
 #include "core/tiled.hpp"
 #include "core/tiled_index.hpp"
 #include "tnrt/formats.hpp"
 using namespace tnrt;
-int main(int argc, char** argv) {
-  load_options lo;
-  const problem p = load_file(argv[1], lo);
-  options o;
-  std::string lay = argv[2];
-  o.intermediate_layout = lay == "row" ? layout_policy::row_major : lay == "follow" ? layout_policy::follow : lay == "planned" ? layout_policy::planned : layout_policy::column_major;
-  const step_plan pl = plan_steps(p, o);
-  const std::size_t es = size_of(p.type);
+int main(int, char** argv) {
+  const probe::planned x = probe::plan_of(argv[1], argv[2]);
   long plans = 0;
-  for (std::size_t k = 0; k < pl.lowered.size(); ++k) {
-    tiled_record chosen;
-    if (!describe_tiled_for(o, pl.lowered[k], es, nullptr, nullptr, nullptr, chosen)) continue;
+  probe::each_tiled_step(x, [&](std::size_t k, const tiled_record& chosen, std::size_t es) {
     std::vector<tiled_record> all{chosen};
-    for (auto& x : tiled_alternatives(pl.lowered[k], es, tiled_limits_of(o), chosen)) all.push_back(x);
+    for (auto& alt : tiled_alternatives(x.pl.lowered[k], es, tiled_limits_of(x.o), chosen)) all.push_back(alt);
     for (const tiled_record& r : all) {
       std::uint64_t h = 1469598103934665603ULL;
       auto mix = [&](std::int64_t v) { h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ULL; };
@@ -36,6 +29,6 @@ int main(int argc, char** argv) {
       std::printf("step %zu plan kind %d tile_big %d tile_d %d hash %016llx\n", k, r.vec_kind, r.tile_big, r.tile_d, (unsigned long long)h);
       ++plans;
     }
-  }
+  });
   std::fprintf(stderr, "%ld plans\n", plans);
 }

@@ -3,24 +3,17 @@
 #include <cstdlib>
 #include <string>
 #include "core/step_plan.hpp"
+#include "plan_args.hpp"
 #include "core/tiled.hpp"
 #include "tnrt/formats.hpp"
 using namespace tnrt;
 // Usage: tiled_divisions FILE LAYOUT MIN_MB (steps whose D, counted twice, has at least MIN_MB).
-int main(int argc, char** argv) {
-  load_options lo;
-  const problem p = load_file(argv[1], lo);
-  options o;
-  std::string lay = argv[2];
-  o.intermediate_layout = lay == "row" ? layout_policy::row_major : lay == "follow" ? layout_policy::follow : lay == "planned" ? layout_policy::planned : layout_policy::column_major;
-  const step_plan pl = plan_steps(p, o);
+int main(int, char** argv) {
+  const probe::planned x = probe::plan_of(argv[1], argv[2]);
   const double min_mb = std::atof(argv[3]);
-  const std::size_t es = size_of(p.type);
-  for (std::size_t k = 0; k < pl.lowered.size(); ++k) {
-    tiled_record r;
-    if (!describe_tiled_for(o, pl.lowered[k], es, nullptr, nullptr, nullptr, r)) continue;
-    double d = 1; for (auto e : pl.lowered[k].d.extents) d *= e;
-    if (d * es * 2 < min_mb * 1e6) continue;
+  probe::each_tiled_step(x, [&](std::size_t k, const tiled_record& r, std::size_t es) {
+    double d = 1; for (auto e : x.pl.lowered[k].d.extents) d *= e;
+    if (d * static_cast<double>(es) * 2 < min_mb * 1e6) return;
     const int kmax = tiled_k_max(r.k_count);
     const int outs = tiled_outputs_for(es, kmax, r.vec_kind);
     const int vd = r.vec_kind != tiled_scalar ? tiled_vec_d(es) : 1;
@@ -37,5 +30,5 @@ int main(int argc, char** argv) {
     long long groups = (r.tile_count + r.group - 1) / r.group;
     std::printf("step %zu: n_big %d n_d %d n_k %d n_outer %d | k %d vec %d kind %d reuse %d | tile_big %d tile_d %d group %d tiles %lld groups %lld | per thread: copies %d, d_entry calls %d, divisions ~%lld\n",
                 k, r.n_big, r.n_d, r.n_k, r.n_outer, r.k_count, r.vec_planned, r.vec_kind, r.reuse, r.tile_big, r.tile_d, r.group, (long long)r.tile_count, groups, active_copies, d_calls, divs);
-  }
+  });
 }

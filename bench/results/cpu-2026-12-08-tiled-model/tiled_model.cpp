@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/step_plan.hpp"
+#include "plan_args.hpp"
 #include "core/tiled.hpp"
 #include "core/tiled_index.hpp"
 #include "tnrt/formats.hpp"
@@ -248,14 +249,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: tiled_model FILE LAYOUT [STEP|-] [MIN_MB] [GBPS] [SMS] [GHZ]\n");
     return 2;
   }
-  load_options lo;
-  const problem p = load_file(argv[1], lo);
-  options o;
+  const probe::planned x = probe::plan_of(argv[1], argv[2]);
+  const problem& p = x.p;
+  const options& o = x.o;
   const std::string lay = argv[2];
-  o.intermediate_layout = lay == "row"       ? layout_policy::row_major
-                          : lay == "follow"  ? layout_policy::follow
-                          : lay == "planned" ? layout_policy::planned
-                                             : layout_policy::column_major;
   const int only = argc > 3 && std::string(argv[3]) != "-" ? std::atoi(argv[3]) : -1;
   const double min_mb = argc > 4 ? std::atof(argv[4]) : 30.0;
   const double gbps = argc > 5 ? std::atof(argv[5]) : 4253.0;
@@ -263,7 +260,7 @@ int main(int argc, char** argv) {
   const double ghz = argc > 7 ? std::atof(argv[7]) : 1.98;
   const std::size_t es = size_of(p.type);
   const int fma_per_term = p.type == dtype::c64 || p.type == dtype::c128 ? 4 : 1;  // complex: 4 real FMAs a term
-  const step_plan pl = plan_steps(p, o);
+  const step_plan& pl = x.pl;
   std::printf("%s, layout %s, %s (%zu-byte elements); %.0f GB/s, %d SMs at %.2f GHz\n", argv[1], lay.c_str(), std::string(name_of(p.type)).c_str(), es, gbps,
               sms, ghz);
   for (std::size_t k = 0; k < pl.lowered.size(); ++k) {
